@@ -1,0 +1,40 @@
+"""The error tree, mapped once to exit codes (and later to HTTP statuses).
+
+    ExcerptError                 exit 1   anything excerpt refuses or fails at, with a one-line reason
+    ├── InputError               exit 1   bad input: a path, a file, a record, a field
+    │   └── CorpusError          exit 1   a corpus malformed as a whole; the import leaves nothing
+    ├── NotFoundError            exit 1   a collection, snapshot or set that does not exist
+    ├── StoreError               exit 1   the store cannot be opened or is inconsistent
+    └── DependencyError          exit 1   an optional component is missing (says how to install)
+
+Usage errors (a wrong option) are click's and exit 2.
+"""
+
+from __future__ import annotations
+
+
+class ExcerptError(Exception):
+    """Base of every error excerpt raises on purpose."""
+
+    kind = "error"
+    exit_code = 1
+
+
+class InputError(ExcerptError):
+    kind = "input"
+
+
+class CorpusError(InputError):
+    kind = "corpus"
+
+
+class NotFoundError(ExcerptError):
+    kind = "not_found"
+
+
+class StoreError(ExcerptError):
+    kind = "store"
+
+
+class DependencyError(ExcerptError):
+    kind = "dependency"

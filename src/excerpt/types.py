@@ -1,0 +1,141 @@
+"""The plain data that flows between excerpt's stages.
+
+Every type here is a frozen dataclass: stages take them in and hand new ones on, never mutate.
+Ids are stable strings that come from the source (``pg174:ch01:0003``, ``C0005``), never UUIDs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SearchMode = Literal["bm25", "semantic", "hybrid"]
+SEARCH_MODES: tuple[SearchMode, ...] = ("bm25", "semantic", "hybrid")
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source file, book or record that nodes were cut from."""
+
+    id: str
+    title: str
+    source: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Node:
+    """A searchable chunk of a document: the unit that is ranked, quoted and cited.
+
+    ``start``/``end`` are character offsets of ``text`` in the document's cleaned text
+    (``-1`` when the format has no such text, e.g. a BEIR record is its own document).
+    """
+
+    id: str
+    document_id: str
+    text: str
+    title: str = ""
+    source: str = ""
+    start: int = -1
+    end: int = -1
+    acl_tags: tuple[str, ...] = ()
+    classification_labels: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A typed, directed relation between two nodes (a citation, a dependency)."""
+
+    from_id: str
+    relation: str
+    to_id: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking: the ACL tags (groups) and classification labels the caller holds.
+
+    A node is visible when (it has no ACL tags, or shares one with the caller) and (every one of
+    its classification labels is among the caller's clearances).  ``all_access`` bypasses both
+    and is reported as such wherever it is used.
+    """
+
+    acl_tags: frozenset[str] = frozenset()
+    clearances: frozenset[str] = frozenset()
+    all_access: bool = False
+
+    @classmethod
+    def anonymous(cls) -> Principal:
+        return cls()
+
+    @classmethod
+    def admin(cls) -> Principal:
+        return cls(all_access=True)
+
+    def can_see(self, acl_tags: tuple[str, ...], labels: tuple[str, ...]) -> bool:
+        """The one visibility rule (HOUSE.md, seed 004 section 5)."""
+        if self.all_access:
+            return True
+        acl_ok = not acl_tags or not self.acl_tags.isdisjoint(acl_tags)
+        labels_ok = all(label in self.clearances for label in labels)
+        return acl_ok and labels_ok
+
+    def describe(self) -> dict[str, Any]:
+        if self.all_access:
+            return {"all_access": True}
+        return {
+            "acl_tags_any": sorted(self.acl_tags),
+            "classification_labels_all": sorted(self.clearances),
+        }
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a read may see besides the principal's rights; applied before ranking."""
+
+    collection: str = "default"
+    snapshot_id: str | None = None
+    snapshot_set: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked node with its score and where it came from."""
+
+    node: Node
+    score: float
+    snapshot_id: str
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        n = self.node
+        return {
+            "id": n.id,
+            "score": round(self.score, 6),
+            "text": n.text,
+            "title": n.title,
+            "source": n.source,
+            "snapshot_id": self.snapshot_id,
+            "acl_tags": list(n.acl_tags),
+            "classification_labels": list(n.classification_labels),
+            "metadata": dict(n.metadata),
+        }
+
+
+@dataclass(frozen=True)
+class IngestIssue:
+    """A file or record that could not be ingested, with why; the rest of the run goes on."""
+
+    path: str
+    reason: str
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "reason": self.reason}
+        if self.line is not None:
+            out["line"] = self.line
+        return out
