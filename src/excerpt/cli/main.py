@@ -1,0 +1,258 @@
+"""The `excerpt` command: thin wrappers over the engine (see docs/cli.md and CONTRACT.md).
+
+Every command takes --json and then prints exactly one JSON object on stdout; progress and logs
+go to stderr.  Exit 0 on success, 2 for a usage error, 1 for a refused input or a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from excerpt.engine import EMBEDDERS, Engine
+from excerpt.errors import ExcerptError
+from excerpt.types import SEARCH_MODES, Filters, Principal
+
+F = TypeVar("F", bound=Callable[..., Any])
+FORMATS = ("auto", "text", "gutenberg", "regulations", "hwpx", "code-bundle", "beir")
+
+stderr = Console(stderr=True)
+
+
+def default_home() -> str:
+    return os.environ.get("EXCERPT_HOME") or "./.excerpt"
+
+
+def emit(ctx: click.Context, payload: dict[str, Any], human: Callable[[], None]) -> None:
+    if ctx.obj["json"]:
+        click.echo(json.dumps(payload, ensure_ascii=False))
+    else:
+        human()
+
+
+def handles_errors(func: F) -> F:
+    """Map excerpt's errors to exit 1 with a one-line reason (and a JSON error under --json)."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        try:
+            return func(*args, **kwargs)
+        except ExcerptError as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else exc.kind
+            if ctx.obj.get("json"):
+                click.echo(json.dumps({"error": reason, "kind": exc.kind}, ensure_ascii=False))
+            click.echo(f"excerpt: {reason}", err=True)
+            ctx.exit(exc.exit_code)
+
+    return cast(F, wrapper)
+
+
+def json_option(func: F) -> F:
+    def callback(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+        if value:
+            ctx.ensure_object(dict)["json"] = True
+
+    return click.option(
+        "--json", "as_json", is_flag=True, expose_value=False, callback=callback,
+        help="Print one JSON object on stdout.",
+    )(func)
+
+
+def principal_options(func: F) -> F:
+    func = click.option("--acl-tag", "acl_tags", multiple=True, metavar="T",
+                        help="A group the caller belongs to (repeatable).")(func)
+    func = click.option("--clearance", "clearances", multiple=True, metavar="L",
+                        help="A classification label the caller may read (repeatable).")(func)
+    func = click.option("--all-access", is_flag=True,
+                        help="See everything (administrators and tests); reported in the output.")(
+        func
+    )
+    return func
+
+
+def make_principal(acl_tags: tuple[str, ...], clearances: tuple[str, ...],
+                   all_access: bool) -> Principal:
+    if all_access:
+        return Principal.admin()
+    return Principal(frozenset(acl_tags), frozenset(clearances))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--home", default=default_home, show_default="$EXCERPT_HOME or ./.excerpt",
+              type=click.Path(file_okay=False, path_type=Path), help="Where the store lives.")
+@click.version_option(package_name="excerpt")
+@click.pass_context
+def cli(ctx: click.Context, home: Path) -> None:
+    """excerpt: a grounded retrieval engine over your books, regulations and code."""
+    ctx.ensure_object(dict)
+    ctx.obj.setdefault("json", False)
+    ctx.obj["engine"] = Engine(home)
+    ctx.call_on_close(ctx.obj["engine"].close)
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
+    """A rich progress bar on stderr, one task per stage."""
+    if not enabled:
+        yield lambda stage, done, total: None
+        return
+    with Progress(
+        TextColumn("{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=stderr, transient=False,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--collection", default="default", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@click.option("--acl-tag", "acl_tags", multiple=True, metavar="T",
+              help="ACL tag put on every node (repeatable).")
+@click.option("--classification", "labels", multiple=True, metavar="L",
+              help="Classification label put on every node (repeatable).")
+@click.option("--snapshot-name", default=None, help="A human name for the new snapshot.")
+@click.option("--source", default=None,
+              help="Name of the source (default: the paths); its snapshots replace each other.")
+@click.option("--embedder", type=click.Choice(EMBEDDERS), default="auto", show_default=True,
+              help="auto: MiniLM for English, multilingual e5 for Korean; none: BM25 only.")
+@click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
+@json_option
+@click.pass_context
+@handles_errors
+def ingest(ctx: click.Context, paths: tuple[Path, ...], collection: str, fmt: str,
+           acl_tags: tuple[str, ...], labels: tuple[str, ...], snapshot_name: str | None,
+           source: str | None, embedder: str, no_progress: bool) -> None:
+    """Import PATHS (files or folders) as one new snapshot of a source."""
+    engine: Engine = ctx.obj["engine"]
+    with progress_bar(not no_progress) as update:
+        result = engine.ingest(
+            list(paths), collection=collection, fmt=fmt, acl_tags=acl_tags,
+            classification_labels=labels, snapshot_name=snapshot_name, embedder=embedder,
+            source=source, progress=update,
+        )
+    payload = result.to_json()
+
+    def human() -> None:
+        click.echo(
+            f"{result.status}: snapshot {result.snapshot_id} in {result.collection!r}: "
+            f"{result.documents} documents, {result.nodes} nodes, {result.edges} edges "
+            f"in {result.seconds:.1f} s ({result.embedded} embedded)"
+        )
+        for issue in result.errors:
+            click.echo(f"  skipped {issue.path}: {issue.reason}", err=True)
+
+    emit(ctx, payload, human)
+
+
+@cli.command()
+@click.option("--collection", default=None, help="Only this collection.")
+@json_option
+@click.pass_context
+@handles_errors
+def snapshots(ctx: click.Context, collection: str | None) -> None:
+    """List snapshots and snapshot sets."""
+    payload = ctx.obj["engine"].snapshots(collection)
+
+    def human() -> None:
+        table = Table("snapshot", "collection", "source", "nodes", "name", "created")
+        for s in payload["snapshots"]:
+            table.add_row(s["snapshot_id"], s["collection"], s["source"][-40:], str(s["nodes"]),
+                          s["name"] or "", s["created_at"])
+        Console().print(table)
+        for st in payload["sets"]:
+            click.echo(f"set {st['name']}: {', '.join(st['snapshot_ids'])}")
+
+    emit(ctx, payload, human)
+
+
+@cli.command("snapshot-set")
+@click.argument("name")
+@click.argument("snapshot_ids", nargs=-1, required=True)
+@click.option("--collection", default="default", show_default=True)
+@json_option
+@click.pass_context
+@handles_errors
+def snapshot_set(ctx: click.Context, name: str, snapshot_ids: tuple[str, ...],
+                 collection: str) -> None:
+    """Name a set of snapshots (creates it, or replaces its members)."""
+    payload = ctx.obj["engine"].snapshot_set(name, list(snapshot_ids), collection)
+    emit(ctx, payload, lambda: click.echo(f"set {name}: {', '.join(payload['snapshot_ids'])}"))
+
+
+def parse_metadata(pairs: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--where")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--collection", default="default", show_default=True)
+@click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True)
+@click.option("-k", "k", type=click.IntRange(min=1), default=None,
+              help="How many hits (default 10).")
+@click.option("--snapshot", "snapshot_id", default=None, help="Search this snapshot only.")
+@click.option("--snapshot-set", default=None, help="Search the snapshots of this set.")
+@click.option("--where", "where", multiple=True, metavar="KEY=VALUE",
+              help="Metadata equality filter (repeatable; VALUE parsed as JSON if it can be).")
+@principal_options
+@json_option
+@click.pass_context
+@handles_errors
+def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | None,
+           snapshot_id: str | None, snapshot_set: str | None, where: tuple[str, ...],
+           acl_tags: tuple[str, ...], clearances: tuple[str, ...], all_access: bool) -> None:
+    """Search a collection within the caller's access rights."""
+    filters = Filters(collection, snapshot_id, snapshot_set, parse_metadata(where))
+    principal = make_principal(acl_tags, clearances, all_access)
+    result = ctx.obj["engine"].search(query, filters, principal, mode, k)  # type: ignore[arg-type]
+    payload = result.to_json()
+
+    def human() -> None:
+        if not result.hits:
+            click.echo("no hits")
+        for rank, hit in enumerate(result.hits, start=1):
+            meta = ", ".join(f"{k}={v}" for k, v in hit.node.metadata.items() if k != "language")
+            click.echo(f"{rank:>2}. [{hit.score:.4f}] {hit.node.id}  {hit.node.title}  {meta}")
+            snippet = " ".join(hit.node.text.split())
+            click.echo(f"    {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
+        click.echo(f"({result.mode}, {result.timings_ms['total']:.1f} ms)", err=True)
+
+    emit(ctx, payload, human)
+
+
+def main() -> None:
+    from excerpt.cli import eval_cmd  # noqa: F401  (registers the command)
+
+    cli(obj={"json": False})
+
+
+if __name__ == "__main__":
+    main()

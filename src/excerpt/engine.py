@@ -1,0 +1,422 @@
+"""The engine: the one place where excerpt's stages are wired together.
+
+    ingest:  load (per format) -> language + tokens per node -> vectors (cached) -> segment
+             -> publish (one transaction)
+    search:  resolve the read view -> security + metadata masks -> analyze the query
+             -> bm25 | semantic | hybrid fusion -> fetch the hit nodes
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from excerpt.analyze import ANALYZER_VERSION, analyze, analyze_many, detect_language
+from excerpt.errors import CorpusError, ExcerptError, InputError, NotFoundError
+from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.detect import load
+from excerpt.retrieve.dense import QueryEmbedder, search_dense
+from excerpt.retrieve.fusion import blend, rrf
+from excerpt.retrieve.lexical import search_bm25
+from excerpt.retrieve.view import Candidate, View, build_view
+from excerpt.settings import Settings
+from excerpt.store.base import SnapshotInfo, SnapshotPayload, Store
+from excerpt.store.segment import write_segment
+from excerpt.store.sqlite import SQLiteStore
+from excerpt.types import SEARCH_MODES, Filters, Hit, IngestIssue, Node, Principal, SearchMode
+
+Progress = Callable[[str, int, int], None]
+"""progress(stage, done, total): called as a long stage advances."""
+
+EMBEDDERS = ("auto", "minilm", "e5", "none")
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    collection: str
+    snapshot_id: str | None
+    import_run_id: int
+    status: str
+    documents: int
+    nodes: int
+    edges: int
+    seconds: float
+    errors: list[IngestIssue]
+    embedded: int = 0
+    embed_model: str | None = None
+    message: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "collection": self.collection,
+            "snapshot_id": self.snapshot_id,
+            "import_run_id": self.import_run_id,
+            "status": self.status,
+            "documents": self.documents,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "seconds": round(self.seconds, 3),
+            "errors": [e.to_json() for e in self.errors],
+            "embedded": self.embedded,
+            "embed_model": self.embed_model,
+        }
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    mode: SearchMode
+    k: int
+    filters: dict[str, Any]
+    hits: list[Hit]
+    analysis: dict[str, Any]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "k": self.k,
+            "filters": self.filters,
+            "hits": [h.to_json() for h in self.hits],
+            "analysis": self.analysis,
+            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+        }
+
+
+class Engine:
+    """Cheap to construct; the store opens on first use and models load when first needed."""
+
+    def __init__(self, home: Path | str, settings: Settings | None = None,
+                 store: Store | None = None) -> None:
+        self.home = Path(home)
+        self.settings = settings or Settings()
+        self._store = store
+        self._embedders: dict[str, Any] = {}
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = SQLiteStore(self.home)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # -- ingestion ------------------------------------------------------------------------------
+
+    def ingest(
+        self,
+        paths: Sequence[Path | str],
+        collection: str = "default",
+        fmt: str = "auto",
+        acl_tags: Sequence[str] = (),
+        classification_labels: Sequence[str] = (),
+        snapshot_name: str | None = None,
+        embedder: str = "auto",
+        source: str | None = None,
+        progress: Progress = _no_progress,
+    ) -> IngestResult:
+        """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed')."""
+        if embedder not in EMBEDDERS:
+            raise InputError(f"unknown embedder {embedder!r}; choose one of {EMBEDDERS}")
+        resolved = [Path(p) for p in paths]
+        if not resolved:
+            raise InputError("nothing to ingest: give at least one path")
+        for p in resolved:
+            if not p.exists():
+                raise InputError(f"{p}: no such file or directory")
+        guess = source or "|".join(sorted(str(p.resolve()) for p in resolved))
+        started = time.perf_counter()
+        run_id = self.store.begin_run(collection, guess, fmt)
+        issues: list[IngestIssue] = []
+        try:
+            options = LoadOptions(
+                acl_tags=tuple(sorted(set(acl_tags))),
+                classification_labels=tuple(sorted(set(classification_labels))),
+                chunk_chars=self.settings.chunk_chars,
+                overlap_chars=self.settings.chunk_overlap,
+            )
+            progress("load", 0, 1)
+            corpus = load(resolved, fmt, options)
+            progress("load", 1, 1)
+            issues = list(corpus.errors)
+            if source:
+                corpus.source = source
+            return self._build_and_publish(
+                run_id, collection, corpus, snapshot_name, embedder, started, progress
+            )
+        except BaseException as exc:
+            reason = str(exc) if isinstance(exc, ExcerptError) else f"interrupted: {exc!r}"
+            self.store.fail_run(run_id, reason, issues, time.perf_counter() - started)
+            raise
+
+    def _build_and_publish(
+        self,
+        run_id: int,
+        collection: str,
+        corpus: LoadedCorpus,
+        snapshot_name: str | None,
+        embedder: str,
+        started: float,
+        progress: Progress,
+    ) -> IngestResult:
+        nodes = _checked_nodes(corpus.nodes)
+        texts = [n.text for n in nodes]
+        languages = [detect_language(t) for t in texts]
+        nodes = [_with_language(n, lang) for n, lang in zip(nodes, languages, strict=True)]
+        progress("analyze", 0, len(texts))
+        tokens = analyze_many(texts)
+        progress("analyze", len(texts), len(texts))
+        model = self._choose_model(embedder, languages)
+        vectors, embedded = self._embed(model, texts, progress)
+        staging = self.store.staging_dir(run_id)
+        write_segment(
+            staging,
+            [n.id for n in nodes],
+            tokens,
+            [n.acl_tags for n in nodes],
+            [n.classification_labels for n in nodes],
+            vectors,
+            {"analyzer": ANALYZER_VERSION, "embed_model": model},
+        )
+        payload = SnapshotPayload(
+            collection=collection,
+            source=corpus.source,
+            documents=corpus.documents,
+            nodes=nodes,
+            edges=corpus.edges,
+            errors=corpus.errors,
+            segment_dir=staging,
+            snapshot_id=corpus.snapshot_hint,
+            name=snapshot_name,
+            embed_model=model,
+        )
+        info = self.store.publish(run_id, payload, time.perf_counter() - started)
+        return IngestResult(
+            collection=collection,
+            snapshot_id=info.snapshot_id,
+            import_run_id=run_id,
+            status="completed",
+            documents=info.documents,
+            nodes=info.nodes,
+            edges=info.edges,
+            seconds=time.perf_counter() - started,
+            errors=corpus.errors,
+            embedded=embedded,
+            embed_model=model,
+        )
+
+    def _choose_model(self, embedder: str, languages: Sequence[str]) -> str | None:
+        if embedder == "none" or not languages:
+            return None
+        if embedder != "auto":
+            return embedder
+        korean = sum(1 for lang in languages if lang == "ko") / len(languages)
+        return "e5" if korean >= self.settings.korean_share_for_e5 else "minilm"
+
+    def _embedder(self, model: str) -> Any:
+        if model not in self._embedders:
+            from excerpt.embed import get_embedder
+
+            self._embedders[model] = get_embedder(model)
+        return self._embedders[model]
+
+    def _embed(
+        self, model: str | None, texts: Sequence[str], progress: Progress
+    ) -> tuple[npt.NDArray[np.float32] | None, int]:
+        if model is None:
+            return None, 0
+        from excerpt.embed import embed_with_cache
+
+        progress("embed", 0, len(texts))
+        vectors, embedded = embed_with_cache(
+            self._embedder(model),
+            texts,
+            self.store,
+            batch_size=self.settings.embed_batch,
+            progress=lambda done: progress("embed", done, len(texts)),
+        )
+        return vectors, embedded
+
+    # -- snapshots ------------------------------------------------------------------------------
+
+    def snapshots(self, collection: str | None = None) -> dict[str, Any]:
+        snaps = self.store.snapshots(collection)
+        sets = self.store.snapshot_sets(collection)
+        return {
+            "snapshots": [s.to_json() for s in snaps],
+            "sets": [{"name": n, "snapshot_ids": ids} for n, ids in sorted(sets.items())],
+        }
+
+    def snapshot_set(self, name: str, snapshot_ids: Sequence[str],
+                     collection: str = "default") -> dict[str, Any]:
+        self.store.create_set(collection, name, snapshot_ids)
+        return {"name": name, "snapshot_ids": self.store.snapshot_set(collection, name)}
+
+    def resolve(self, filters: Filters) -> list[SnapshotInfo]:
+        """The snapshots a read sees: one, a named set, or the latest of every source."""
+        if filters.snapshot_id and filters.snapshot_set:
+            raise InputError("give either a snapshot or a snapshot set, not both")
+        if filters.collection not in self.store.collections():
+            raise NotFoundError(f"no collection {filters.collection!r}; ingest something first")
+        if filters.snapshot_id:
+            info = self.store.snapshot(filters.snapshot_id)
+            if info.collection != filters.collection:
+                raise NotFoundError(
+                    f"snapshot {filters.snapshot_id!r} is not in collection {filters.collection!r}"
+                )
+            return [info]
+        if filters.snapshot_set:
+            ids = self.store.snapshot_set(filters.collection, filters.snapshot_set)
+            return [self.store.snapshot(i) for i in ids]
+        return self.store.latest_snapshots(filters.collection)
+
+    # -- search ---------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        filters: Filters | None = None,
+        principal: Principal | None = None,
+        mode: SearchMode = "hybrid",
+        k: int | None = None,
+    ) -> SearchResult:
+        if not query.strip():
+            raise InputError("the query is empty")
+        if mode not in SEARCH_MODES:
+            raise InputError(f"unknown mode {mode!r}; choose one of {SEARCH_MODES}")
+        filters = filters or Filters()
+        principal = principal or Principal.anonymous()
+        k = self.settings.default_k if k is None else k
+        if k < 1:
+            raise InputError("-k must be at least 1")
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        view = build_view(self.store, self.resolve(filters), principal, filters.metadata)
+        t1 = time.perf_counter()
+        timings["filter"] = (t1 - t0) * 1000
+        language = detect_language(query)
+        tokens = analyze(query, language)
+        t2 = time.perf_counter()
+        timings["analyze"] = (t2 - t1) * 1000
+        ranked, notes = self._rank(view, query, tokens, mode, k, timings)
+        t3 = time.perf_counter()
+        hits = self._fetch(view, ranked)
+        timings["fetch"] = (time.perf_counter() - t3) * 1000
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        applied = {
+            "collection": filters.collection,
+            "snapshot_ids": [p.info.snapshot_id for p in view.parts],
+            **({"snapshot_id": filters.snapshot_id} if filters.snapshot_id else {}),
+            **({"snapshot_set": filters.snapshot_set} if filters.snapshot_set else {}),
+            **({"metadata": dict(filters.metadata)} if filters.metadata else {}),
+            **principal.describe(),
+        }
+        analysis = {
+            "language": language,
+            "tokens": tokens,
+            "entities": [],
+            "expanded_terms": [],
+            "k_reason": "given" if k != self.settings.default_k else "default",
+            "visible_nodes": view.visible,
+            "notes": notes,
+        }
+        return SearchResult(query, mode, k, applied, hits, analysis, timings)
+
+    def _rank(
+        self, view: View, query: str, tokens: list[str], mode: SearchMode, k: int,
+        timings: dict[str, float],
+    ) -> tuple[list[Candidate], list[str]]:
+        notes: list[str] = []
+        depth = max(k, self.settings.fusion_depth)
+        has_vectors = any(p.segment.vectors is not None for p in view.parts)
+        lexical: list[Candidate] = []
+        dense: list[Candidate] = []
+        if mode in ("bm25", "hybrid"):
+            t = time.perf_counter()
+            if not tokens:
+                notes.append("the query has no searchable terms for BM25")
+            lexical = search_bm25(
+                view, tokens, k if mode == "bm25" else depth,
+                self.settings.bm25_k1, self.settings.bm25_b,
+            )
+            timings["bm25"] = (time.perf_counter() - t) * 1000
+        if mode in ("semantic", "hybrid"):
+            if not has_vectors and mode == "semantic":
+                raise InputError(
+                    "no embeddings in this view: ingest with an embedder or use --mode bm25"
+                )
+            if not has_vectors:
+                notes.append("no embeddings in this view: hybrid ran BM25 only")
+            else:
+                t = time.perf_counter()
+                dense = search_dense(
+                    view, self._query_embedder, query, k if mode == "semantic" else depth
+                )
+                timings["semantic"] = (time.perf_counter() - t) * 1000
+        if mode == "bm25":
+            return lexical, notes
+        if mode == "semantic":
+            return dense, notes
+        t = time.perf_counter()
+        if self.settings.fusion == "blend":
+            fused = blend(lexical, dense, k, self.settings.fusion_alpha)
+        else:
+            fused = rrf([lexical, dense], k, self.settings.rrf_k)
+        timings["fusion"] = (time.perf_counter() - t) * 1000
+        return fused, notes
+
+    def _query_embedder(self, model: str) -> QueryEmbedder | None:
+        embedder = self._embedder(model)
+        return embedder.embed_query  # type: ignore[no-any-return]
+
+    def _fetch(self, view: View, ranked: Sequence[Candidate]) -> list[Hit]:
+        by_part: dict[int, list[Candidate]] = {}
+        for c in ranked:
+            by_part.setdefault(c.part, []).append(c)
+        nodes: dict[tuple[int, int], Node] = {}
+        for part, cands in by_part.items():
+            sid = view.parts[part].info.snapshot_id
+            fetched = self.store.nodes_by_ordinal(sid, [c.ordinal for c in cands])
+            nodes.update({(part, c.ordinal): n for c, n in zip(cands, fetched, strict=True)})
+        return [
+            Hit(nodes[(c.part, c.ordinal)], c.score, view.parts[c.part].info.snapshot_id)
+            for c in ranked
+        ]
+
+
+def _checked_nodes(nodes: Sequence[Node]) -> list[Node]:
+    if not nodes:
+        raise CorpusError("the corpus has no text to index")
+    ordered = sorted(nodes, key=lambda n: n.id)
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        if a.id == b.id:
+            raise CorpusError(f"duplicate node id {a.id!r}")
+    for n in ordered:
+        if "\n" in n.id or not n.id:
+            raise CorpusError(f"invalid node id {n.id!r}: ids are non-empty single lines")
+    return ordered
+
+
+def _with_language(node: Node, language: str) -> Node:
+    if node.metadata.get("language") == language:
+        return node
+    from dataclasses import replace
+
+    return replace(node, metadata={**node.metadata, "language": language})

@@ -1,0 +1,56 @@
+"""IR metrics through pytrec_eval (trec_eval's own code), and latency percentiles.
+
+MRR@10 is trec_eval's ``recip_rank`` on runs cut to their first 10 results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+Qrels = Mapping[str, Mapping[str, int]]
+Run = Mapping[str, Mapping[str, float]]
+
+
+def _cut(run: Run, depth: int) -> dict[str, dict[str, float]]:
+    out = {}
+    for qid, docs in run.items():
+        best = sorted(docs.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
+        out[qid] = dict(best)
+    return out
+
+
+def ir_metrics(qrels: Qrels, run: Run) -> dict[str, float]:
+    """nDCG@10, Recall@10, Recall@100 and MRR@10, averaged over the judged queries.
+
+    A judged query missing from ``run`` (or with no results) counts as 0 for every metric.
+    """
+    import pytrec_eval
+
+    judged = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items() if docs}
+    if not judged:
+        raise ValueError("no judged queries")
+    full = {q: dict(run.get(q, {})) or {"__none__": 0.0} for q in judged}
+    ev = pytrec_eval.RelevanceEvaluator(judged, {"ndcg_cut.10", "recall.10,100"})
+    per_q = ev.evaluate(full)
+    ev_rr = pytrec_eval.RelevanceEvaluator(judged, {"recip_rank"})
+    per_q_rr = ev_rr.evaluate(_cut(full, 10))
+    n = len(judged)
+    return {
+        "ndcg@10": sum(m["ndcg_cut_10"] for m in per_q.values()) / n,
+        "recall@10": sum(m["recall_10"] for m in per_q.values()) / n,
+        "recall@100": sum(m["recall_100"] for m in per_q.values()) / n,
+        "mrr@10": sum(m["recip_rank"] for m in per_q_rr.values()) / n,
+    }
+
+
+def latency_summary(milliseconds: Sequence[float]) -> dict[str, float]:
+    if not milliseconds:
+        return {"p50": 0.0, "p95": 0.0, "max": 0.0}
+    arr = np.asarray(milliseconds, dtype=np.float64)
+    return {
+        "p50": float(np.percentile(arr, 50)),
+        "p95": float(np.percentile(arr, 95)),
+        "max": float(arr.max()),
+    }

@@ -1,0 +1,51 @@
+"""Run every query of a BEIR split through the engine in-process and score the rankings."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from excerpt.engine import Engine
+from excerpt.evaluate.beir import corpus_fingerprint, load_beir_dataset
+from excerpt.evaluate.metrics import ir_metrics, latency_summary
+from excerpt.types import Filters, Principal, SearchMode
+
+
+def ensure_ingested(engine: Engine, corpus: Path, collection: str, embedder: str = "auto",
+                    progress: Callable[[str, int, int], None] | None = None) -> str:
+    """Ingest the corpus unless the collection's latest snapshot of it has the same content."""
+    fingerprint = corpus_fingerprint(corpus)
+    source = str(corpus.resolve())
+    for snap in reversed(engine.store.snapshots(collection)):
+        if snap.source == source:
+            if snap.name == fingerprint:
+                return snap.snapshot_id
+            break
+    kwargs: dict[str, Any] = {"progress": progress} if progress else {}
+    result = engine.ingest([corpus], collection=collection, fmt="beir", source=source,
+                           snapshot_name=fingerprint, embedder=embedder, **kwargs)
+    assert result.snapshot_id is not None
+    return result.snapshot_id
+
+
+def evaluate(engine: Engine, folder: Path, split: str = "test", collection: str | None = None,
+             mode: SearchMode = "hybrid", k: int = 100,
+             progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    data = load_beir_dataset(folder, split)
+    collection = collection or f"beir-{Path(folder).resolve().name}"
+    ensure_ingested(engine, data.corpus, collection, progress=progress)
+    run: dict[str, dict[str, float]] = {}
+    latencies: list[float] = []
+    filters, everyone = Filters(collection=collection), Principal.admin()
+    for i, (qid, text) in enumerate(data.queries.items()):
+        t = time.perf_counter()
+        result = engine.search(text, filters, everyone, mode, max(k, 10))
+        latencies.append((time.perf_counter() - t) * 1000)
+        run[qid] = {h.node.id: h.score for h in result.hits}
+        if progress:
+            progress("queries", i + 1, len(data.queries))
+    metrics = ir_metrics(data.qrels, run)
+    return {"queries": len(data.queries), **metrics, "latency_ms": latency_summary(latencies),
+            "mode": mode, "k": max(k, 10), "collection": collection, "split": split}

@@ -1,0 +1,44 @@
+"""Exact inner-product search over each segment's memory-mapped, L2-normalised vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from excerpt.retrieve.view import Candidate, View, top_candidates
+
+QueryEmbedder = Callable[[str], npt.NDArray[np.float32]]
+
+
+def dense_scores(
+    view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str
+) -> list[npt.NDArray[np.float32]]:
+    """Cosine similarity per part (-inf for hidden nodes and for parts without vectors).
+
+    ``embed_query(model)`` returns the query embedder of that model, so a view whose segments
+    were embedded by different models still compares each segment with its own model.
+    """
+    cache: dict[str, npt.NDArray[np.float32]] = {}
+    out = []
+    for part in view.parts:
+        scores = np.full(part.segment.size, -np.inf, dtype=np.float32)
+        vectors, model = part.segment.vectors, part.segment.embed_model
+        if vectors is not None and model is not None and part.visible:
+            if model not in cache:
+                embedder = embed_query(model)
+                if embedder is None:
+                    out.append(scores)
+                    continue
+                cache[model] = embedder(query)
+            sims = vectors @ cache[model]
+            scores[part.mask] = sims[part.mask]
+        out.append(scores)
+    return out
+
+
+def search_dense(
+    view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str, depth: int
+) -> list[Candidate]:
+    return top_candidates(view, dense_scores(view, embed_query, query), depth)

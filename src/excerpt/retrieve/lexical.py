@@ -1,0 +1,73 @@
+"""BM25 over a view of several segments, with statistics of the whole visible view.
+
+Scoring is Lucene's BM25 (the variant bm25s calls ``lucene``):
+
+    idf(t)      = ln(1 + (N - df + 0.5) / (df + 0.5))                  Lucene BM25Similarity
+    w(t, d)     = tf / (tf + k1 * (1 - b + b * |d| / avgdl))           Lucene drops (k1 + 1)
+    score(q, d) = sum over query tokens t of idf(t) * w(t, d)          repeated tokens count again
+
+N, df and avgdl are summed over every segment of the view at query time and count only the
+nodes the caller may see, so the ranking does not depend on how content was split into imports
+and hidden nodes leave no trace in visible scores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from excerpt.retrieve.view import Candidate, View, top_candidates
+
+K1 = 1.5
+B = 0.75
+
+
+def idf(df: int, n: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def term_weight(
+    tf: npt.NDArray[np.float32], length: npt.NDArray[np.float32], avgdl: float, k1: float, b: float
+) -> npt.NDArray[np.float32]:
+    return tf / (tf + k1 * (1.0 - b + b * length / avgdl))
+
+
+def bm25_scores(
+    view: View, query_tokens: Sequence[str], k1: float = K1, b: float = B
+) -> list[npt.NDArray[np.float32]]:
+    """Per view part, a float32 score array over ordinals: -inf where no query term matches."""
+    n, avgdl = view.visible, view.avg_length
+    # Every BM25 contribution is > 0 (Lucene's idf is positive), so 0 means "no term matched".
+    scores = [np.zeros(p.segment.size, dtype=np.float32) for p in view.parts]
+    for term, qtf in Counter(query_tokens).items() if n else ():
+        matches = []
+        for part in view.parts:
+            postings = part.segment.postings(term)
+            if postings is None:
+                matches.append(None)
+                continue
+            keep = part.mask[postings.docs]
+            matches.append((postings.docs[keep], postings.tf[keep]))
+        df = sum(len(m[0]) for m in matches if m is not None)
+        if df == 0:
+            continue
+        weight = qtf * idf(df, n)
+        for part, s, m in zip(view.parts, scores, matches, strict=True):
+            if m is None or len(m[0]) == 0:
+                continue
+            docs, tf = m
+            w = weight * term_weight(tf, part.segment.doc_len[docs], avgdl, k1, b)
+            s[docs] += w
+    for s in scores:
+        s[s == 0] = -np.inf
+    return scores
+
+
+def search_bm25(
+    view: View, query_tokens: Sequence[str], depth: int, k1: float = K1, b: float = B
+) -> list[Candidate]:
+    return top_candidates(view, bm25_scores(view, query_tokens, k1, b), depth)

@@ -1,0 +1,91 @@
+"""A read view: the segments a query may read, each with the mask of nodes it may see.
+
+The mask combines the principal's rights and the metadata filters, and it is applied before any
+score is computed: an invisible node contributes nothing, not even to BM25 statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from excerpt.store.base import SnapshotInfo, Store
+from excerpt.store.segment import BoolArray, Segment
+from excerpt.types import Principal
+
+
+@dataclass(frozen=True)
+class ViewPart:
+    info: SnapshotInfo
+    segment: Segment
+    mask: BoolArray
+    visible: int
+    visible_length: float
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A ranked node before it is fetched: which part, which ordinal, its id and score."""
+
+    part: int
+    ordinal: int
+    id: str
+    score: float
+
+
+class View:
+    def __init__(self, parts: Sequence[ViewPart]) -> None:
+        self.parts = list(parts)
+
+    @property
+    def visible(self) -> int:
+        return sum(p.visible for p in self.parts)
+
+    @property
+    def avg_length(self) -> float:
+        total = sum(p.visible_length for p in self.parts)
+        return total / self.visible if self.visible else 0.0
+
+
+def build_view(
+    store: Store,
+    snapshots: Sequence[SnapshotInfo],
+    principal: Principal,
+    metadata: Mapping[str, Any],
+) -> View:
+    parts = []
+    for info in snapshots:
+        seg = store.segment(info.snapshot_id)
+        mask = seg.visible(principal)
+        for key, value in sorted(metadata.items()):
+            allowed = np.zeros(seg.size, dtype=bool)
+            allowed[store.metadata_ordinals(info.snapshot_id, key, value)] = True
+            mask = mask & allowed
+        visible = int(mask.sum())
+        length = float(seg.doc_len[mask].sum()) if visible else 0.0
+        parts.append(ViewPart(info, seg, mask, visible, length))
+    return View(parts)
+
+
+def top_candidates(view: View, scores: Sequence[np.ndarray], depth: int) -> list[Candidate]:
+    """The ``depth`` best (score, id) across parts; ``scores[i]`` is -inf where not a match.
+
+    Within a segment ordinal order is id order, so a stable partition keeps ties by id; across
+    segments the final sort on (-score, id) decides.
+    """
+    pool: list[Candidate] = []
+    for i, (part, s) in enumerate(zip(view.parts, scores, strict=True)):
+        finite = np.flatnonzero(np.isfinite(s))
+        if finite.size == 0:
+            continue
+        if finite.size > depth:
+            vals = s[finite]
+            kth = np.partition(vals, finite.size - depth)[finite.size - depth]
+            finite = finite[vals >= kth]
+        ids = part.segment.ids
+        pool.extend(Candidate(i, int(o), ids[o], float(s[o])) for o in finite)
+    pool.sort(key=lambda c: (-c.score, c.id))
+    return pool[:depth]

@@ -1,0 +1,141 @@
+"""The store interface: what the engine needs from a system of record.
+
+The embedded backend (`SQLiteStore`, SQLite + memory-mapped numpy segments) implements it today;
+a PostgreSQL + pgvector backend implements the same protocol later (tables map one to one; a
+segment becomes rows of postings and a `vector` column).  Every read takes the principal-free
+ids of snapshots; security is applied by the retrieval layer on the segments' masks and, for
+node fetches, by `Store.nodes` callers through `Principal.can_see`.
+
+Lifecycle of an import run (atomic ingestion, HOUSE.md):
+    begin_run -> (build outside the store) -> publish (one transaction: snapshot, nodes, edges,
+    segment folder moved into place, run completed)  |  fail_run
+A run left 'running' by a dead process is marked 'abandoned' when the store is next opened, and
+its half-built segment is removed; nothing of it was ever visible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from excerpt.store.segment import Segment
+from excerpt.types import Document, Edge, IngestIssue, Node
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    snapshot_id: str
+    collection: str
+    source: str
+    run_id: int
+    created_at: str
+    status: str
+    documents: int
+    nodes: int
+    edges: int
+    name: str | None = None
+    embed_model: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "snapshot_id": self.snapshot_id,
+            "collection": self.collection,
+            "source": self.source,
+            "created_at": self.created_at,
+            "status": self.status,
+            "documents": self.documents,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "name": self.name,
+            "embed_model": self.embed_model,
+        }
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: int
+    collection: str
+    source: str
+    format: str
+    status: str
+    started_at: str
+    finished_at: str | None
+    seconds: float | None
+    documents: int
+    nodes: int
+    edges: int
+    errors: list[dict[str, Any]]
+    message: str | None
+    snapshot_id: str | None
+
+
+@dataclass
+class SnapshotPayload:
+    """Everything an import run publishes; nodes are in segment ordinal order (sorted by id)."""
+
+    collection: str
+    source: str
+    documents: list[Document]
+    nodes: list[Node]
+    edges: list[Edge]
+    errors: list[IngestIssue]
+    segment_dir: Path
+    snapshot_id: str | None = None
+    name: str | None = None
+    embed_model: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class VectorStoreCache(Protocol):
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]: ...
+
+    def put_many(self, model: str, items: Mapping[str, npt.NDArray[np.float32]]) -> None: ...
+
+
+class Store(VectorStoreCache, Protocol):
+    """The system of record. Methods raise `excerpt.errors` types, never backend exceptions."""
+
+    def begin_run(self, collection: str, source: str, fmt: str) -> int: ...
+
+    def staging_dir(self, run_id: int) -> Path: ...
+
+    def publish(self, run_id: int, payload: SnapshotPayload, seconds: float) -> SnapshotInfo: ...
+
+    def fail_run(
+        self, run_id: int, message: str, errors: Sequence[IngestIssue], seconds: float
+    ) -> None: ...
+
+    def run(self, run_id: int) -> RunInfo: ...
+
+    def runs(self, collection: str | None = None) -> list[RunInfo]: ...
+
+    def collections(self) -> list[str]: ...
+
+    def snapshots(self, collection: str | None = None) -> list[SnapshotInfo]: ...
+
+    def snapshot(self, snapshot_id: str) -> SnapshotInfo: ...
+
+    def latest_snapshots(self, collection: str) -> list[SnapshotInfo]: ...
+
+    def create_set(self, collection: str, name: str, snapshot_ids: Sequence[str]) -> None: ...
+
+    def snapshot_set(self, collection: str, name: str) -> list[str]: ...
+
+    def snapshot_sets(self, collection: str | None = None) -> dict[str, list[str]]: ...
+
+    def segment(self, snapshot_id: str) -> Segment: ...
+
+    def nodes_by_ordinal(self, snapshot_id: str, ordinals: Sequence[int]) -> list[Node]: ...
+
+    def nodes_by_id(self, snapshot_id: str, ids: Sequence[str]) -> list[Node]: ...
+
+    def metadata_ordinals(self, snapshot_id: str, key: str, value: Any) -> list[int]: ...
+
+    def edges(self, snapshot_id: str) -> list[Edge]: ...
+
+    def close(self) -> None: ...

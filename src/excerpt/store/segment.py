@@ -1,0 +1,237 @@
+"""Per-snapshot search segments: written once when an import completes, memory-mapped for reads.
+
+A segment is a folder of numpy arrays over the snapshot's nodes, in ordinal order (nodes are
+sorted by id when the segment is built, so ordinal order *is* id order inside a segment, which
+makes tie-breaking by id free):
+
+    ids.txt              one node id per line, in ordinal (= id) order
+    meta.json            counts, analyzer version, embedding model, security vocabularies
+    terms.txt            one term per line; line i is term id i
+    post_indptr.npy      int64[n_terms + 1]   postings of term t are [indptr[t], indptr[t+1])
+    post_docs.npy        int32[n_postings]    node ordinals, increasing within a term
+    post_tf.npy          float32[n_postings]  term frequency in that node
+    doc_len.npy          float32[n_nodes]     tokens per node (BM25 length normalisation)
+    vectors.npy          float32[n_nodes, dim]  L2-normalised embeddings (absent: no vectors)
+    acl_indptr.npy / acl_ids.npy        CSR of each node's ACL tag ids (into meta["acl_tags"])
+    label_indptr.npy / label_ids.npy    CSR of each node's classification label ids
+
+Raw term frequencies and lengths are stored, not BM25 weights: collection statistics (document
+frequency, average length) belong to the read view, which may span several segments, and are
+combined at query time (HOUSE.md: scores independent of import history).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from excerpt.types import Principal
+
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+SEGMENT_FORMAT = 1
+
+
+def _csr(groups: Sequence[Sequence[str]], vocab: list[str]) -> tuple[IntArray, IntArray]:
+    index = {v: i for i, v in enumerate(vocab)}
+    indptr = np.zeros(len(groups) + 1, dtype=np.int64)
+    ids: list[int] = []
+    for i, group in enumerate(groups):
+        ids.extend(index[g] for g in group)
+        indptr[i + 1] = len(ids)
+    return indptr, np.asarray(ids, dtype=np.int64)
+
+
+def _invert(
+    tokens: Sequence[Sequence[str]],
+) -> tuple[list[str], IntArray, npt.NDArray[np.int32], FloatArray, FloatArray]:
+    """Token lists -> sorted vocabulary and term-major postings (CSR), vectorised with numpy."""
+    index: dict[str, int] = {}
+    flat = array("q")
+    doc_len = np.zeros(len(tokens), dtype=np.float32)
+    for ordinal, toks in enumerate(tokens):
+        flat.extend([index.setdefault(t, len(index)) for t in toks])
+        doc_len[ordinal] = len(toks)
+    vocab = sorted(index)
+    rank = np.empty(len(index), dtype=np.int64)
+    rank[[index[t] for t in vocab]] = np.arange(len(vocab), dtype=np.int64)
+    owners = np.repeat(np.arange(len(tokens), dtype=np.int64), doc_len.astype(np.int64))
+    keys = rank[np.frombuffer(flat, dtype=np.int64)] * max(len(tokens), 1) + owners
+    uniq, counts = np.unique(keys, return_counts=True)
+    term_of = uniq // max(len(tokens), 1)
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(term_of, minlength=len(vocab)), out=indptr[1:])
+    docs = (uniq % max(len(tokens), 1)).astype(np.int32)
+    return vocab, indptr, docs, counts.astype(np.float32), doc_len
+
+
+def _save(folder: Path, name: str, array: npt.NDArray[Any]) -> None:
+    with open(folder / name, "wb") as fh:
+        np.save(fh, array, allow_pickle=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def write_segment(
+    folder: Path,
+    ids: Sequence[str],
+    tokens: Sequence[Sequence[str]],
+    acl_tags: Sequence[Sequence[str]],
+    labels: Sequence[Sequence[str]],
+    vectors: FloatArray | None,
+    meta: dict[str, Any],
+) -> None:
+    """Write a segment for nodes given in ordinal order; ``folder`` must not exist yet."""
+    folder.mkdir(parents=True)
+    vocab, indptr, docs, tfs, doc_len = _invert(tokens)
+    acl_vocab = sorted({t for g in acl_tags for t in g})
+    label_vocab = sorted({lab for g in labels for lab in g})
+    acl_indptr, acl_ids = _csr(acl_tags, acl_vocab)
+    label_indptr, label_ids = _csr(labels, label_vocab)
+    (folder / "ids.txt").write_text("\n".join(ids), encoding="utf-8")
+    (folder / "terms.txt").write_text("\n".join(vocab), encoding="utf-8")
+    for name, arr in (
+        ("post_indptr.npy", indptr),
+        ("post_docs.npy", docs),
+        ("post_tf.npy", tfs),
+        ("doc_len.npy", doc_len),
+        ("acl_indptr.npy", acl_indptr),
+        ("acl_ids.npy", acl_ids),
+        ("label_indptr.npy", label_indptr),
+        ("label_ids.npy", label_ids),
+    ):
+        _save(folder, name, arr)
+    if vectors is not None:
+        _save(folder, "vectors.npy", np.ascontiguousarray(vectors, dtype=np.float32))
+    full_meta = {
+        **meta,
+        "format": SEGMENT_FORMAT,
+        "nodes": len(tokens),
+        "terms": len(vocab),
+        "postings": int(indptr[-1]),
+        "total_length": float(doc_len.sum()),
+        "acl_tags": acl_vocab,
+        "classification_labels": label_vocab,
+        "dim": int(vectors.shape[1]) if vectors is not None else 0,
+    }
+    (folder / "meta.json").write_text(json.dumps(full_meta, ensure_ascii=False), encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Postings:
+    docs: npt.NDArray[np.int32]
+    tf: FloatArray
+
+
+class Segment:
+    """Read side of a segment; every array is memory-mapped and loaded on first use."""
+
+    def __init__(self, folder: Path, snapshot_id: str) -> None:
+        self.folder = folder
+        self.snapshot_id = snapshot_id
+        self.meta: dict[str, Any] = json.loads((folder / "meta.json").read_text("utf-8"))
+        self._masks: dict[Principal, BoolArray] = {}
+
+    def _load(self, name: str) -> npt.NDArray[Any]:
+        return np.load(self.folder / name, mmap_mode="r", allow_pickle=False)  # type: ignore[no-any-return]
+
+    @property
+    def size(self) -> int:
+        return int(self.meta["nodes"])
+
+    @property
+    def total_length(self) -> float:
+        return float(self.meta["total_length"])
+
+    @property
+    def embed_model(self) -> str | None:
+        model = self.meta.get("embed_model")
+        return str(model) if model and self.meta.get("dim") else None
+
+    @cached_property
+    def ids(self) -> list[str]:
+        text = (self.folder / "ids.txt").read_text("utf-8")
+        return text.split("\n") if text else []
+
+    @cached_property
+    def term_ids(self) -> dict[str, int]:
+        text = (self.folder / "terms.txt").read_text("utf-8")
+        return {t: i for i, t in enumerate(text.split("\n"))} if text else {}
+
+    @cached_property
+    def _indptr(self) -> IntArray:
+        return self._load("post_indptr.npy")
+
+    @cached_property
+    def _docs(self) -> npt.NDArray[np.int32]:
+        return self._load("post_docs.npy")
+
+    @cached_property
+    def _tf(self) -> FloatArray:
+        return self._load("post_tf.npy")
+
+    @cached_property
+    def doc_len(self) -> FloatArray:
+        return np.asarray(self._load("doc_len.npy"))
+
+    @cached_property
+    def vectors(self) -> FloatArray | None:
+        path = self.folder / "vectors.npy"
+        return self._load("vectors.npy") if path.exists() else None
+
+    def postings(self, term: str) -> Postings | None:
+        tid = self.term_ids.get(term)
+        if tid is None:
+            return None
+        start, end = int(self._indptr[tid]), int(self._indptr[tid + 1])
+        return Postings(self._docs[start:end], self._tf[start:end])
+
+    def doc_freq(self, term: str) -> int:
+        tid = self.term_ids.get(term)
+        return 0 if tid is None else int(self._indptr[tid + 1] - self._indptr[tid])
+
+    def visible(self, principal: Principal) -> BoolArray:
+        """Which nodes the principal may see: the security filter, as one boolean mask."""
+        mask = self._masks.get(principal)
+        if mask is None:
+            mask = self._compute_visible(principal)
+            self._masks[principal] = mask
+        return mask
+
+    def _compute_visible(self, principal: Principal) -> BoolArray:
+        n = self.size
+        if principal.all_access:
+            return np.ones(n, dtype=bool)
+        acl_ok = self._any_in("acl", self.meta["acl_tags"], principal.acl_tags, empty_ok=True)
+        uncleared = [lab not in principal.clearances for lab in self.meta["classification_labels"]]
+        label_bad = self._count_flagged("label", np.asarray(uncleared, dtype=bool))
+        return acl_ok & (label_bad == 0)
+
+    def _count_flagged(self, kind: str, flagged_vocab: BoolArray) -> IntArray:
+        """Per node, how many of its tags (of ``kind``) are flagged in the vocabulary."""
+        indptr = np.asarray(self._load(f"{kind}_indptr.npy"))
+        ids = np.asarray(self._load(f"{kind}_ids.npy"))
+        if ids.size == 0:
+            return np.zeros(self.size, dtype=np.int64)
+        owner = np.repeat(np.arange(self.size), np.diff(indptr))
+        return np.bincount(owner[flagged_vocab[ids]], minlength=self.size).astype(np.int64)
+
+    def _any_in(
+        self, kind: str, vocab: list[str], wanted: frozenset[str], empty_ok: bool
+    ) -> BoolArray:
+        indptr = np.asarray(self._load(f"{kind}_indptr.npy"))
+        flagged = np.asarray([v in wanted for v in vocab], dtype=bool)
+        hits = self._count_flagged(kind, flagged)
+        untagged = np.diff(indptr) == 0
+        return (hits > 0) | (untagged if empty_ok else False)

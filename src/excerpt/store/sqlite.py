@@ -1,0 +1,397 @@
+"""The embedded store: SQLite (WAL) as the system of record, numpy segments beside it.
+
+Layout under ``home``::
+
+    excerpt.db             collections, import runs, snapshots, sets, nodes, edges, vector cache
+    segments/run-<id>/     the search segment of the snapshot published by import run <id>
+    segments/.staging-<id> a segment being built by a running import (never read)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psutil
+
+from excerpt.errors import InputError, NotFoundError, StoreError
+from excerpt.store.base import RunInfo, SnapshotInfo, SnapshotPayload
+from excerpt.store.schema import migrate, now
+from excerpt.store.segment import Segment
+from excerpt.types import Edge, IngestIssue, Node
+
+_SNAPSHOT_COLUMNS = (
+    "id, collection, source, run_id, created_at, status, documents, nodes, edges, name, embed_model"
+)
+
+
+def _process_started(pid: int) -> float:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return -1.0
+
+
+class SQLiteStore:
+    """`excerpt.store.base.Store` on SQLite; one instance per process and home."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = Path(home)
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            self.segments_dir.mkdir(exist_ok=True)
+            self._conn = sqlite3.connect(
+                self.home / "excerpt.db", isolation_level=None, timeout=30.0
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            migrate(self._conn)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the store at {self.home}: {exc}") from exc
+        self._segments: dict[str, Segment] = {}
+        self.recover()
+
+    @property
+    def segments_dir(self) -> Path:
+        return self.home / "segments"
+
+    # -- transactions and recovery -------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def recover(self) -> None:
+        """Mark runs of dead processes abandoned and remove every segment nobody publishes."""
+        with self._transaction() as conn:
+            for run_id, pid, started in conn.execute(
+                "SELECT id, pid, pid_started FROM import_runs WHERE status = 'running'"
+            ).fetchall():
+                if abs(_process_started(pid) - started) > 1e-3:
+                    conn.execute(
+                        "UPDATE import_runs SET status='abandoned', finished_at=?, message=? "
+                        "WHERE id=?",
+                        (now(), "the importing process died before the run completed", run_id),
+                    )
+            live = {
+                row[0]
+                for row in conn.execute("SELECT id FROM import_runs WHERE status = 'running'")
+            }
+            published = {row[0] for row in conn.execute("SELECT segment FROM snapshots")}
+        for entry in self.segments_dir.iterdir():
+            run_id = self._run_of_dir(entry.name)
+            if entry.name in published or run_id in live:
+                continue
+            shutil.rmtree(entry, ignore_errors=True)
+
+    @staticmethod
+    def _run_of_dir(name: str) -> int | None:
+        for prefix in ("run-", ".staging-"):
+            if name.startswith(prefix) and name[len(prefix) :].isdigit():
+                return int(name[len(prefix) :])
+        return None
+
+    # -- import runs ----------------------------------------------------------------------------
+
+    def begin_run(self, collection: str, source: str, fmt: str) -> int:
+        pid = os.getpid()
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO collections(name, created_at) VALUES (?, ?)",
+                (collection, now()),
+            )
+            cur = conn.execute(
+                "INSERT INTO import_runs(collection, source, format, status, pid, pid_started, "
+                "started_at) VALUES (?, ?, ?, 'running', ?, ?, ?)",
+                (collection, source, fmt, pid, _process_started(pid), now()),
+            )
+        assert cur.lastrowid is not None
+        return int(cur.lastrowid)
+
+    def staging_dir(self, run_id: int) -> Path:
+        return self.segments_dir / f".staging-{run_id}"
+
+    def publish(self, run_id: int, payload: SnapshotPayload, seconds: float) -> SnapshotInfo:
+        """Make the run's snapshot visible: all of it in one transaction, or none of it."""
+        snapshot_id = payload.snapshot_id or f"{payload.collection}-r{run_id}"
+        segment_name = f"run-{run_id}"
+        if self._exists("SELECT 1 FROM snapshots WHERE id = ?", (snapshot_id,)):
+            raise InputError(f"snapshot {snapshot_id!r} already exists")
+        created = now()
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO snapshots(id, collection, source, run_id, name, created_at, "
+                "documents, nodes, edges, embed_model, segment) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    snapshot_id, payload.collection, payload.source, run_id, payload.name,
+                    created, len(payload.documents), len(payload.nodes), len(payload.edges),
+                    payload.embed_model, segment_name,
+                ),
+            )
+            self._insert_content(conn, snapshot_id, payload)
+            conn.execute(
+                "UPDATE import_runs SET status='completed', finished_at=?, seconds=?, "
+                "documents=?, nodes=?, edges=?, errors=?, snapshot_id=? WHERE id=?",
+                (
+                    now(), seconds, len(payload.documents), len(payload.nodes),
+                    len(payload.edges), json.dumps([e.to_json() for e in payload.errors]),
+                    snapshot_id, run_id,
+                ),
+            )
+            # The segment moves into place inside the transaction: a crash before COMMIT
+            # leaves a folder no snapshot names, which recover() removes.
+            os.replace(payload.segment_dir, self.segments_dir / segment_name)
+        return self.snapshot(snapshot_id)
+
+    @staticmethod
+    def _insert_content(conn: sqlite3.Connection, snapshot_id: str, p: SnapshotPayload) -> None:
+        conn.executemany(
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?)",
+            (
+                (snapshot_id, d.id, d.title, d.source, json.dumps(dict(d.metadata)))
+                for d in p.documents
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                (
+                    snapshot_id, i, n.id, n.document_id, n.text, n.title, n.source, n.start,
+                    n.end, json.dumps(list(n.acl_tags)),
+                    json.dumps(list(n.classification_labels)),
+                    json.dumps(dict(n.metadata), ensure_ascii=False),
+                )
+                for i, n in enumerate(p.nodes)
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO edges VALUES (?, ?, ?, ?, ?)",
+            (
+                (snapshot_id, e.from_id, e.relation, e.to_id, json.dumps(dict(e.metadata)))
+                for e in p.edges
+            ),
+        )
+
+    def fail_run(
+        self, run_id: int, message: str, errors: Sequence[IngestIssue], seconds: float
+    ) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "UPDATE import_runs SET status='failed', finished_at=?, seconds=?, message=?, "
+                "errors=? WHERE id=?",
+                (now(), seconds, message, json.dumps([e.to_json() for e in errors]), run_id),
+            )
+        shutil.rmtree(self.staging_dir(run_id), ignore_errors=True)
+
+    def run(self, run_id: int) -> RunInfo:
+        runs = self._runs("WHERE id = ?", (run_id,))
+        if not runs:
+            raise NotFoundError(f"no import run {run_id}")
+        return runs[0]
+
+    def runs(self, collection: str | None = None) -> list[RunInfo]:
+        if collection is None:
+            return self._runs("", ())
+        return self._runs("WHERE collection = ?", (collection,))
+
+    def _runs(self, where: str, args: tuple[Any, ...]) -> list[RunInfo]:
+        rows = self._conn.execute(
+            "SELECT id, collection, source, format, status, started_at, finished_at, seconds, "
+            f"documents, nodes, edges, errors, message, snapshot_id FROM import_runs {where} "
+            "ORDER BY id",
+            args,
+        ).fetchall()
+        return [RunInfo(*r[:11], json.loads(r[11]), r[12], r[13]) for r in rows]
+
+    # -- snapshots and sets ---------------------------------------------------------------------
+
+    def collections(self) -> list[str]:
+        return [r[0] for r in self._conn.execute("SELECT name FROM collections ORDER BY name")]
+
+    def _exists(self, sql: str, args: tuple[Any, ...]) -> bool:
+        return self._conn.execute(sql, args).fetchone() is not None
+
+    def _snapshots(self, where: str, args: tuple[Any, ...]) -> list[SnapshotInfo]:
+        rows = self._conn.execute(
+            f"SELECT {_SNAPSHOT_COLUMNS} FROM snapshots {where} ORDER BY run_id", args
+        ).fetchall()
+        return [SnapshotInfo(*r) for r in rows]
+
+    def snapshots(self, collection: str | None = None) -> list[SnapshotInfo]:
+        if collection is None:
+            return self._snapshots("", ())
+        return self._snapshots("WHERE collection = ?", (collection,))
+
+    def snapshot(self, snapshot_id: str) -> SnapshotInfo:
+        found = self._snapshots("WHERE id = ?", (snapshot_id,))
+        if not found:
+            raise NotFoundError(f"no snapshot {snapshot_id!r}")
+        return found[0]
+
+    def latest_snapshots(self, collection: str) -> list[SnapshotInfo]:
+        """The default read view: the latest completed snapshot of every source."""
+        return self._snapshots(
+            "WHERE collection = ? AND run_id = (SELECT MAX(s2.run_id) FROM snapshots s2 "
+            "WHERE s2.collection = snapshots.collection AND s2.source = snapshots.source)",
+            (collection,),
+        )
+
+    def create_set(self, collection: str, name: str, snapshot_ids: Sequence[str]) -> None:
+        if not name.strip():
+            raise InputError("a snapshot set needs a non-empty name")
+        if not snapshot_ids:
+            raise InputError("a snapshot set needs at least one snapshot id")
+        for sid in snapshot_ids:
+            info = self.snapshot(sid)
+            if info.collection != collection:
+                raise InputError(
+                    f"snapshot {sid!r} belongs to collection {info.collection!r}, "
+                    f"not {collection!r}"
+                )
+        with self._transaction() as conn:
+            conn.execute(
+                "DELETE FROM snapshot_set_members WHERE collection=? AND set_name=?",
+                (collection, name),
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO snapshot_sets VALUES (?, ?, ?)", (collection, name, now())
+            )
+            conn.executemany(
+                "INSERT INTO snapshot_set_members VALUES (?, ?, ?, ?)",
+                [(collection, name, i, sid) for i, sid in enumerate(dict.fromkeys(snapshot_ids))],
+            )
+
+    def snapshot_set(self, collection: str, name: str) -> list[str]:
+        sets = self.snapshot_sets(collection)
+        if name not in sets:
+            raise NotFoundError(f"no snapshot set {name!r} in collection {collection!r}")
+        return sets[name]
+
+    def snapshot_sets(self, collection: str | None = None) -> dict[str, list[str]]:
+        where, args = ("WHERE s.collection = ?", (collection,)) if collection else ("", ())
+        rows = self._conn.execute(
+            "SELECT s.name, m.snapshot_id FROM snapshot_sets s LEFT JOIN snapshot_set_members m "
+            f"ON m.collection = s.collection AND m.set_name = s.name {where} "
+            "ORDER BY s.name, m.position",
+            args,
+        ).fetchall()
+        out: dict[str, list[str]] = {}
+        for name, sid in rows:
+            out.setdefault(name, [])
+            if sid is not None:
+                out[name].append(sid)
+        return out
+
+    # -- content --------------------------------------------------------------------------------
+
+    def segment(self, snapshot_id: str) -> Segment:
+        seg = self._segments.get(snapshot_id)
+        if seg is None:
+            row = self._conn.execute(
+                "SELECT segment FROM snapshots WHERE id = ?", (snapshot_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"no snapshot {snapshot_id!r}")
+            folder = self.segments_dir / row[0]
+            if not (folder / "meta.json").exists():
+                raise StoreError(f"segment of snapshot {snapshot_id!r} is missing at {folder}")
+            seg = Segment(folder, snapshot_id)
+            self._segments[snapshot_id] = seg
+        return seg
+
+    _NODE_COLUMNS = (
+        'id, document_id, text, title, source, start, "end", acl_tags, labels, metadata'
+    )
+
+    @staticmethod
+    def _node(row: Sequence[Any]) -> Node:
+        return Node(
+            id=row[0], document_id=row[1], text=row[2], title=row[3], source=row[4],
+            start=row[5], end=row[6], acl_tags=tuple(json.loads(row[7])),
+            classification_labels=tuple(json.loads(row[8])), metadata=json.loads(row[9]),
+        )
+
+    def nodes_by_ordinal(self, snapshot_id: str, ordinals: Sequence[int]) -> list[Node]:
+        """Nodes in the order of ``ordinals`` (every ordinal must exist)."""
+        if not ordinals:
+            return []
+        marks = ",".join("?" * len(ordinals))
+        rows = self._conn.execute(
+            f"SELECT ordinal, {self._NODE_COLUMNS} FROM nodes "
+            f"WHERE snapshot_id = ? AND ordinal IN ({marks})",
+            (snapshot_id, *[int(o) for o in ordinals]),
+        ).fetchall()
+        by_ordinal = {r[0]: self._node(r[1:]) for r in rows}
+        return [by_ordinal[int(o)] for o in ordinals]
+
+    def nodes_by_id(self, snapshot_id: str, ids: Sequence[str]) -> list[Node]:
+        """Nodes that exist among ``ids``, in the order asked."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self._conn.execute(
+            f"SELECT {self._NODE_COLUMNS} FROM nodes WHERE snapshot_id = ? AND id IN ({marks})",
+            (snapshot_id, *ids),
+        ).fetchall()
+        found = {r[0]: self._node(r) for r in rows}
+        return [found[i] for i in ids if i in found]
+
+    def metadata_ordinals(self, snapshot_id: str, key: str, value: Any) -> list[int]:
+        rows = self._conn.execute(
+            "SELECT ordinal FROM nodes WHERE snapshot_id = ? AND json_extract(metadata, ?) = ?",
+            (snapshot_id, f'$."{key}"', value),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def edges(self, snapshot_id: str) -> list[Edge]:
+        rows = self._conn.execute(
+            "SELECT from_id, relation, to_id, metadata FROM edges WHERE snapshot_id = ? "
+            "ORDER BY rowid",
+            (snapshot_id,),
+        ).fetchall()
+        return [Edge(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+
+    # -- vector cache ---------------------------------------------------------------------------
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        unique = list(dict.fromkeys(hashes))
+        for i in range(0, len(unique), 500):
+            chunk = unique[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for h, blob in self._conn.execute(
+                f"SELECT hash, vector FROM vector_cache WHERE model = ? AND hash IN ({marks})",
+                (model, *chunk),
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_many(self, model: str, items: Mapping[str, npt.NDArray[np.float32]]) -> None:
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO vector_cache VALUES (?, ?, ?)",
+                [
+                    (model, h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+                    for h, v in items.items()
+                ],
+            )
+
+    def close(self) -> None:
+        self._conn.close()
+
