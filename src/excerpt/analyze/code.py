@@ -26,6 +26,8 @@ _PART = re.compile(rf"[A-Z]+(?=[A-Z]{_LOWER})|[A-Z]?{_LOWER}+\d*|[A-Z]+\d*|\d+")
 
 def is_identifier(token: str) -> bool:
     """Whether ``token`` (one ``\\w+`` word, original case) should also be split into words."""
+    if "_" not in token and (token.islower() or token.isupper() or token.istitle()):
+        return False  # cheap tests that rule out most words before the regex
     return IDENTIFIER_HINT.search(token) is not None
 
 

@@ -92,12 +92,13 @@ def make_principal(acl_tags: tuple[str, ...], clearances: tuple[str, ...],
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", default=default_home, show_default="$EXCERPT_HOME or ./.excerpt",
               type=click.Path(file_okay=False, path_type=Path), help="Where the store lives.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --json on the command.")
 @click.version_option(package_name="excerpt")
 @click.pass_context
-def cli(ctx: click.Context, home: Path) -> None:
+def cli(ctx: click.Context, home: Path, as_json: bool) -> None:
     """excerpt: a grounded retrieval engine over your books, regulations and code."""
     ctx.ensure_object(dict)
-    ctx.obj.setdefault("json", False)
+    ctx.obj["json"] = ctx.obj.get("json", False) or as_json
     ctx.obj["engine"] = Engine(home)
     ctx.call_on_close(ctx.obj["engine"].close)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from excerpt.errors import InputError
@@ -45,17 +45,18 @@ def is_hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def walk_files(root: Path) -> Iterator[Path]:
-    """Every non-hidden file under ``root`` in a sorted, platform-independent order.
+def walk_files(root: Path) -> list[Path]:
+    """Every non-hidden file under ``root``, sorted by relative path (components compared in
+    turn, so the order is the same on every platform and file system).
 
     Hidden files and folders (a leading dot) are skipped; symbolic links to folders are not
     followed (no cycles), links to files are read.
     """
+    found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not is_hidden(d))
-        for name in sorted(filenames):
-            if not is_hidden(name):
-                yield Path(dirpath) / name
+        dirnames[:] = [d for d in dirnames if not is_hidden(d)]
+        found.extend(Path(dirpath) / name for name in filenames if not is_hidden(name))
+    return sorted(found, key=lambda p: p.relative_to(root).parts)
 
 
 def relative_id(path: Path, root: Path) -> str:

@@ -1,0 +1,107 @@
+"""Synthetic scale run: BM25 and hybrid search at 100k and 1M nodes.
+
+Run:  .venv/bin/python bench/scale.py --nodes 100000 [--nodes 1000000] [--queries 200]
+
+Nodes are synthetic: 60 tokens on average drawn from a Zipf(1.1) law over 200k words, and
+random unit vectors of dimension 384 (dense quality is meaningless here; cost is not).  The
+segment is built with the production writer and published through the production store; queries
+are 2-5 words drawn from the same law and run through the engine, query embedding (MiniLM)
+included for hybrid.  Reported: build seconds, segment bytes, search p50/p95, resident memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+
+from excerpt.engine import Engine
+from excerpt.evaluate.metrics import latency_summary
+from excerpt.store.base import SnapshotPayload
+from excerpt.store.segment import write_segment
+from excerpt.store.sqlite import SQLiteStore
+from excerpt.types import Document, Filters, Node, Principal
+
+VOCAB = 200_000
+DIM = 384
+
+
+def words(rng: np.random.Generator, n: int) -> np.ndarray:
+    return np.minimum(rng.zipf(1.1, n), VOCAB) - 1
+
+
+def build(home: Path, n: int, seed: int = 0) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    lengths = rng.poisson(60, n).clip(5, 200)
+    flat = words(rng, int(lengths.sum()))
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    vocab = np.array([f"w{i}" for i in range(VOCAB)], dtype=object)
+    tokens = [list(vocab[flat[offsets[i]:offsets[i + 1]]]) for i in range(n)]
+    vectors = rng.standard_normal((n, DIM), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"n{i:07d}" for i in range(n)]
+    acl = [("team",) if i % 7 == 0 else () for i in range(n)]
+    store = SQLiteStore(home)
+    t = time.perf_counter()
+    run = store.begin_run("scale", "synthetic", "synthetic")
+    write_segment(store.staging_dir(run), ids, tokens, acl, [() for _ in ids], vectors,
+                  {"analyzer": "synthetic", "embed_model": "minilm"})
+    t_segment = time.perf_counter() - t
+    nodes = [Node(ids[i], "doc", " ".join(tokens[i][:20]), acl_tags=acl[i]) for i in range(n)]
+    store.publish(run, SnapshotPayload("scale", "synthetic", [Document("doc", "synthetic", "")],
+                                       nodes, [], [], store.staging_dir(run),
+                                       embed_model="minilm"), 0.0)
+    t_total = time.perf_counter() - t
+    size = sum(p.stat().st_size for p in (store.segments_dir / f"run-{run}").iterdir())
+    store.close()
+    return {"segment_build_s": t_segment, "build_and_publish_s": t_total,
+            "segment_bytes": float(size)}
+
+
+def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
+    engine = Engine(home)
+    filters, who = Filters(collection="scale"), Principal(frozenset({"team"}))
+    engine.search(queries[0], filters, who, mode, 10)  # type: ignore[arg-type]  # warm-up
+    lat = []
+    for q in queries:
+        t = time.perf_counter()
+        engine.search(q, filters, who, mode, 10)  # type: ignore[arg-type]
+        lat.append((time.perf_counter() - t) * 1000)
+    rss = psutil.Process().memory_info().rss
+    engine.close()
+    return {"latency_ms": latency_summary(lat), "rss_mb": rss / 2**20}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--nodes", type=int, action="append", default=None)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--out", type=Path, default=Path("bench/out/scale"))
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    rows = []
+    rng = np.random.default_rng(42)
+    queries = [" ".join(f"w{w}" for w in words(rng, int(rng.integers(2, 6))))
+               for _ in range(args.queries)]
+    for n in args.nodes or [100_000]:
+        home = args.out / f"home-{n}"
+        shutil.rmtree(home, ignore_errors=True)
+        row: dict[str, Any] = {"nodes": n, **build(home, n)}
+        for mode in ("bm25", "hybrid"):
+            row[mode] = measure(home, queries, mode)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

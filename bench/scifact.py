@@ -1,0 +1,137 @@
+"""SciFact (train queries): quality and latency of every mode, beside bm25s and rank_bm25.
+
+Run:  .venv/bin/python bench/scifact.py [--home bench/out/scifact-home] [--json out.json]
+
+Everything runs in this one process on the same queries: excerpt's modes (and both hybrid
+fusions), bm25s (method "lucene", same k1/b, its own stemmed tokenizer) and rank_bm25
+(BM25Okapi on excerpt's tokens).  Latency is per query, in-process, query embedding included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from excerpt.analyze import analyze
+from excerpt.engine import Engine
+from excerpt.evaluate.beir import load_beir_dataset
+from excerpt.evaluate.metrics import ir_metrics, latency_summary
+from excerpt.evaluate.runner import ensure_ingested
+from excerpt.settings import Settings
+from excerpt.types import Filters, Principal
+
+DATA = Path(os.environ.get("EXCERPT_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
+K1, B = 1.5, 0.75
+
+
+def timed_run(queries: dict[str, str], search: Callable[[str], dict[str, float]]
+              ) -> tuple[dict[str, dict[str, float]], list[float]]:
+    run, lat = {}, []
+    for qid, text in queries.items():
+        t = time.perf_counter()
+        run[qid] = search(text)
+        lat.append((time.perf_counter() - t) * 1000)
+    return run, lat
+
+
+def report(name: str, qrels: Any, run: Any, lat: list[float]) -> dict[str, Any]:
+    row = {"system": name, **ir_metrics(qrels, run), "latency_ms": latency_summary(lat)}
+    print(f"{name:<28} nDCG@10 {row['ndcg@10']:.4f}  R@100 {row['recall@100']:.4f}  "
+          f"p50 {row['latency_ms']['p50']:.2f} ms  p95 {row['latency_ms']['p95']:.2f} ms",
+          flush=True)
+    return row
+
+
+def corpus_records(path: Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def run_peers(data: Any, queries: dict[str, str]) -> list[dict[str, Any]]:
+    import bm25s
+    from rank_bm25 import BM25Okapi
+
+    records = corpus_records(data.corpus)
+    ids = [r["_id"] for r in records]
+    texts = [f"{r.get('title', '')}\n{r['text']}" for r in records]
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
+    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False),
+                    show_progress=False)
+
+    def bm25s_search(text: str) -> dict[str, float]:
+        toks = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
+        docs, scores = retriever.retrieve(toks, k=100, show_progress=False, n_threads=1)
+        return {ids[d]: float(s) for d, s in zip(docs[0], scores[0], strict=True) if s > 0}
+
+    rows = [report("bm25s (lucene)", data.qrels, *timed_run(queries, bm25s_search))]
+    okapi = BM25Okapi([analyze(t, "en") for t in texts], k1=K1, b=B)
+
+    def okapi_search(text: str) -> dict[str, float]:
+        scores = okapi.get_scores(analyze(text, "en"))
+        top = np.argsort(-scores, kind="stable")[:100]
+        return {ids[i]: float(scores[i]) for i in top if scores[i] > 0}
+
+    rows.append(report("rank_bm25 (Okapi)", data.qrels, *timed_run(queries, okapi_search)))
+    return rows
+
+
+def run_excerpt(home: Path, data: Any, queries: dict[str, str]) -> list[dict[str, Any]]:
+    rows = []
+    for label, settings, mode in [
+        ("excerpt bm25", Settings(), "bm25"),
+        ("excerpt semantic", Settings(), "semantic"),
+        ("excerpt hybrid rrf", Settings(fusion="rrf"), "hybrid"),
+        ("excerpt hybrid blend a=0.3", Settings(fusion="blend", fusion_alpha=0.3), "hybrid"),
+        ("excerpt hybrid blend a=0.5", Settings(fusion="blend", fusion_alpha=0.5), "hybrid"),
+        ("excerpt hybrid blend a=0.7", Settings(fusion="blend", fusion_alpha=0.7), "hybrid"),
+    ]:
+        engine = Engine(home, settings)
+        filters, admin = Filters(collection="scifact"), Principal.admin()
+        engine.search("warm up", filters, admin, mode, 100)  # type: ignore[arg-type]
+
+        def search(text: str, engine: Engine = engine, mode: str = mode) -> dict[str, float]:
+            hits = engine.search(text, filters, admin, mode, 100).hits  # type: ignore[arg-type]
+            return {h.node.id: h.score for h in hits}
+
+        rows.append(report(label, data.qrels, *timed_run(queries, search)))
+        engine.close()
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--home", type=Path, default=Path("bench/out/scifact-home"))
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--limit", type=int, default=0, help="Only the first N queries.")
+    args = parser.parse_args()
+    folder = DATA / "scifact"
+    if not folder.exists():
+        print(f"SciFact not found at {folder} (set EXCERPT_DATA)", file=sys.stderr)
+        return 1
+    data = load_beir_dataset(folder, "train")
+    queries = dict(list(data.queries.items())[: args.limit or None])
+    engine = Engine(args.home)
+    t = time.perf_counter()
+    ensure_ingested(engine, data.corpus, "scifact")
+    print(f"corpus ready in {time.perf_counter() - t:.1f} s", flush=True)
+    engine.close()
+    rows = run_peers(data, queries) + run_excerpt(args.home, data, queries)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"queries": len(queries), "rows": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

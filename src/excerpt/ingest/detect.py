@@ -1,0 +1,64 @@
+"""Which loader reads a set of paths, and one entry point that dispatches by format name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from excerpt.errors import InputError
+from excerpt.ingest._common import require_paths
+from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.beir import CORPUS_FILE, load_beir
+from excerpt.ingest.gutenberg import load_gutenberg, looks_like_gutenberg
+from excerpt.ingest.text import load_text
+
+__all__ = ["FORMATS", "LOADERS", "RESERVED_FORMATS", "detect_format", "load"]
+
+Loader = Callable[[Sequence[Path], LoadOptions | None], LoadedCorpus]
+
+LOADERS: dict[str, Loader] = {"beir": load_beir, "gutenberg": load_gutenberg, "text": load_text}
+RESERVED_FORMATS = ("regulations", "hwpx", "code-bundle")
+FORMATS = ("auto", *LOADERS, *RESERVED_FORMATS)
+
+
+def detect_format(paths: Sequence[Path]) -> str:
+    """``"beir"`` (a folder with ``corpus.jsonl``, or that file), ``"gutenberg"`` (a ``.txt``
+    file with a Project Gutenberg header and START marker), else ``"text"``.
+
+    Paths of different formats raise :class:`InputError` (load them separately).
+    """
+    given = require_paths(paths)
+    found = {str(p): _detect_one(p) for p in given}
+    kinds = sorted(set(found.values()))
+    if len(kinds) > 1:
+        listing = ", ".join(f"{p}: {k}" for p, k in sorted(found.items()))
+        raise InputError(
+            f"the paths hold different formats ({listing}); load them separately or name a format"
+        )
+    return kinds[0]
+
+
+def _detect_one(path: Path) -> str:
+    if path.is_dir():
+        return "beir" if (path / CORPUS_FILE).is_file() else "text"
+    if path.name == CORPUS_FILE:
+        return "beir"
+    if path.suffix.lower() == ".txt" and looks_like_gutenberg(path):
+        return "gutenberg"
+    return "text"
+
+
+def load(
+    paths: Sequence[Path], fmt: str = "auto", options: LoadOptions | None = None
+) -> LoadedCorpus:
+    """Load ``paths`` with the loader named ``fmt`` (``"auto"``: :func:`detect_format`)."""
+    if fmt in RESERVED_FORMATS:
+        raise InputError(f"format {fmt} is not available yet")
+    if fmt == "auto":
+        fmt = detect_format(paths)
+    loader = LOADERS.get(fmt)
+    if loader is None:
+        known = ", ".join(f for f in FORMATS if f not in RESERVED_FORMATS)
+        later = ", ".join(RESERVED_FORMATS)
+        raise InputError(f"unknown format {fmt!r}; known formats: {known} (later: {later})")
+    return loader(paths, options)
