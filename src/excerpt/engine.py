@@ -177,7 +177,7 @@ class Engine:
         progress: Progress,
     ) -> IngestResult:
         nodes = _checked_nodes(corpus.nodes)
-        texts = [n.text for n in nodes]
+        texts = [_index_text(n, corpus.index_titles) for n in nodes]
         languages = [detect_language(t) for t in texts]
         nodes = [_with_language(n, lang) for n, lang in zip(nodes, languages, strict=True)]
         progress("analyze", 0, len(texts))
@@ -412,6 +412,10 @@ def _checked_nodes(nodes: Sequence[Node]) -> list[Node]:
         if "\n" in n.id or not n.id:
             raise CorpusError(f"invalid node id {n.id!r}: ids are non-empty single lines")
     return ordered
+
+
+def _index_text(node: Node, with_title: bool) -> str:
+    return f"{node.title}\n{node.text}" if with_title and node.title else node.text
 
 
 def _with_language(node: Node, language: str) -> Node:

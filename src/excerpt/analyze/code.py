@@ -1,12 +1,11 @@
 """Code identifiers: ``proc_SearchShipments_BM25`` and ``SearchFacade`` are also split into words.
 
 A token counts as an identifier when it has an underscore between two letters or digits, or a
-lowercase letter followed by a capitalised word (``hF`` + ``a`` in ``SearchFacade``).  The second
-rule deliberately needs that lowercase letter after the capital: scientific names such as
-``mRNA``, ``miRNAs``, ``mTOR``, ``cAMP`` or ``TNFalpha`` are not identifiers and stay ordinary
-words (splitting them only adds noise such as ``rna`` for every ``mRNA``).  The price is that an
-identifier like ``getHTTPServer`` or ``getX`` is not split either.
-"""
+lowercase letter followed by a capitalised word: ``hFa`` in ``SearchFacade``, ``tHTTPRes`` in
+``getHTTPResponse`` (an acronym then a word of two or more letters).  Requiring lowercase letters
+after the capital keeps scientific names such as ``mRNA``, ``miRNAs``, ``mTOR``, ``cAMP`` or
+``TNFalpha`` ordinary words (splitting them would only add ``rna`` to every ``mRNA``); the price
+is that ``getX`` or ``toJSON`` are not split either."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ import re
 # (accented, Greek, ...) counts as lowercase and stays inside its word.
 _LOWER = r"[^\W\dA-Z_]"
 
-IDENTIFIER_HINT = re.compile(rf"[^\W_]_[^\W_]|[a-z][A-Z]{_LOWER}")
+IDENTIFIER_HINT = re.compile(rf"[^\W_]_[^\W_]|[a-z][A-Z]{_LOWER}|[a-z][A-Z]{{2,}}{_LOWER}{{2}}")
 
 # One word of a camelCase chunk: an acronym before a capitalised word (``HTTP`` in
 # ``HTTPServer``), a (capitalised) word, an all-caps run; trailing digits stay attached

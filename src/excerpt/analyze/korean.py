@@ -1,13 +1,14 @@
 """Korean text: Kiwi morphemes, keeping content words, article references and Latin words.
 
-* Kept as they are: nouns (NNG, NNP, NR), roots (XR), hanja (SH) and verb/adjective stems
-  (VV, VA, including Kiwi's irregular ``-I``/regular ``-R`` variants: 아름다운 → 아름답).
+* Kept as they are: nouns (NNG, NNP, NR), roots (XR) and verb/adjective stems (VV, VA,
+  including Kiwi's irregular ``-I``/regular ``-R`` variants: 아름다운 → 아름답).
 * Article references stay one token without spaces: 제15조, 제15조의2, 제3항, 제2호, 제1장, 제4절
   (and 관, 편).  Kiwi would cut them into 제/XPN 15/SN 조/NNB, so they are handed to Kiwi
   pretokenized.
-* A run of touching non-Hangul morphemes (Latin, digits, ``_``, ``.``: Kiwi cuts
+* A run of touching non-Hangul morphemes (Latin, digits, hanja, ``_``, ``.``: Kiwi cuts
   ``proc_SearchShipments_BM25`` into five) goes, as the original text it covers, through the
-  English pipeline, so ``BM25`` or ``Scholarship`` in a Korean text gives the English tokens.
+  English pipeline, so ``BM25``, ``Scholarship`` or ``學則`` in a Korean text gives the same
+  tokens as in a text without Hangul.
 * A regulation name written as one word (교원인사규정) also gives the whole compound after its
   parts, so the exact name outranks documents that merely mention 교원, 인사 and 규정.
 * Everything else is dropped: particles (J*), endings (E*), affixes (XP*, XS*), bound nouns
@@ -29,9 +30,7 @@ _UNITS = "조항호장절관편"
 # (제14조제3항).  Spaces are tolerated (제 15 조, 제17조제 1항) and removed from the token.
 REFERENCE = re.compile(rf"(?:(?<![가-힣])|(?<=[{_UNITS}]))제 ?\d+ ?[{_UNITS}](?:의\d+)?")
 
-_KEEP = frozenset(
-    {"NNG", "NNP", "NR", "XR", "SH", "VV", "VV-I", "VV-R", "VA", "VA-I", "VA-R"}
-)
+_KEEP = frozenset({"NNG", "NNP", "NR", "XR", "VV", "VV-I", "VV-R", "VA", "VA-I", "VA-R"})
 _NOUNS = frozenset({"NNG", "NNP"})
 _NAME_SUFFIXES = ("규정", "규칙", "세칙", "지침", "학칙", "요령", "내규", "규약", "정관")
 
@@ -60,7 +59,7 @@ def _references(text: str) -> list[tuple[int, int, str]]:
 
 
 def _is_symbolic(tag: str) -> bool:
-    return (tag[0] == "S" and tag != "SH") or tag.startswith("W_")
+    return tag[0] == "S" or tag.startswith("W_")
 
 
 def _compound(nouns: list[Any]) -> str | None:

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import re
 
-# Syllables, conjoining jamo (both blocks) and compatibility jamo.
-HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff]")
+# Syllables, conjoining jamo (all blocks), compatibility jamo, and the enclosed (㉮, ㈀) and
+# halfwidth forms that NFKC turns into Hangul: a text is detected the same before and after
+# ``analyze`` normalises it.
+HANGUL = re.compile(
+    "[\u1100-\u11ff\u3130-\u318f\u3200-\u321e\u3260-\u327e\ua960-\ua97f"
+    "\uac00-\ud7af\ud7b0-\ud7ff\uffa0-\uffdc]"
+)
 
 
 def detect_language(text: str) -> str:

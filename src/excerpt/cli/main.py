@@ -22,10 +22,10 @@ from rich.table import Table
 
 from excerpt.engine import EMBEDDERS, Engine
 from excerpt.errors import ExcerptError
+from excerpt.ingest import FORMATS
 from excerpt.types import SEARCH_MODES, Filters, Principal
 
 F = TypeVar("F", bound=Callable[..., Any])
-FORMATS = ("auto", "text", "gutenberg", "regulations", "hwpx", "code-bundle", "beir")
 
 stderr = Console(stderr=True)
 

@@ -23,6 +23,8 @@ class LoadedCorpus:
 
     ``source`` names the source (its snapshots replace each other); ``snapshot_hint`` is a
     snapshot id the source itself carries (a release bundle's head sha), or None.
+    ``index_titles`` asks the indexer to search each node's title with its text (BEIR records,
+    whose title is part of the judged document), without changing the stored text.
     """
 
     source: str
@@ -31,3 +33,4 @@ class LoadedCorpus:
     edges: list[Edge] = field(default_factory=list)
     errors: list[IngestIssue] = field(default_factory=list)
     snapshot_hint: str | None = None
+    index_titles: bool = False

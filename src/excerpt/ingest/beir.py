@@ -49,7 +49,7 @@ def load_beir(paths: Sequence[Path], options: LoadOptions | None = None) -> Load
     check_options(options)
     given = require_paths(paths)
     files = sorted({beir_corpus_file(p).resolve() for p in given}, key=str)
-    corpus = LoadedCorpus(source=source_name(given))
+    corpus = LoadedCorpus(source=source_name(given), index_titles=True)
     owners: dict[str, str] = {}
     for f in files:
         _read(f, options, corpus, owners)

@@ -237,7 +237,7 @@ def _emit(
         "ebook": book.ebook,
         "encoding": book.encoding,
         "file": file_name,
-        "divisions": sum(d.key not in ("front", "back") for d in divisions),
+        "divisions": sum(d.key not in ("front", "back", "body") for d in divisions),
     }
     for key, value in (
         ("author", book.author),

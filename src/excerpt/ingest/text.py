@@ -4,6 +4,12 @@ One file is one :class:`Document` (id: its path relative to the folder it was fo
 style; a file named directly: its file name) and its chunks are nodes ``f"{doc_id}:{i:04d}"``.
 A node's ``start``/``end`` are offsets into the file's cleaned text: UTF-8 decoded, byte order
 mark dropped, line endings normalised to ``\\n``; ``node.text == cleaned[start:end]``.
+Node metadata: ``path`` (the document id) and ``chunk`` (its index); in markdown files
+(``.md``, ``.markdown``) every heading starts a section that is chunked on its own, and its
+nodes carry the heading text as ``section`` (text before the first heading has none).  The
+title is a markdown file's front-matter ``title:``, else its first ``#`` heading, else its
+first heading, else the first line with a letter or digit (at most 120 characters), else the
+file name.
 
 Bad files do not stop the run: binary files, invalid UTF-8 (with the byte offset), unreadable,
 empty or whitespace-only files become :class:`IngestIssue` entries in ``errors``.  A path that

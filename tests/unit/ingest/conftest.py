@@ -1,4 +1,4 @@
-"""Shared helpers for the ingest tests: where the real corpora live, and how to skip without them."""
+"""Ingest test helpers: where the real corpora live, and how to skip when they are absent."""
 
 from __future__ import annotations
 

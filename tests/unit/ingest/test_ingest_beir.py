@@ -100,7 +100,7 @@ def test_invalid_utf8_line(tmp_path: Path) -> None:
 
 
 def test_missing_paths(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no corpus.jsonl"):
+    with pytest.raises(InputError, match=r"no corpus\.jsonl"):
         load_beir([tmp_path], LoadOptions())
     with pytest.raises(InputError, match="missing"):
         load_beir([tmp_path / "missing"], LoadOptions())

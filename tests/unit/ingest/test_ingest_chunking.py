@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -29,10 +30,10 @@ def _check(text: str, target: int, overlap: int) -> None:
     for i, ch in enumerate(text):
         if not ch.isspace():
             assert covered[i], f"char {i} ({ch!r}) is in no chunk"
-    for (s1, e1, _), (s2, e2, _) in zip(spans, spans[1:], strict=False):
+    for (s1, e1, _), (s2, e2, _) in itertools.pairwise(spans):
         assert s1 < s2 and e1 < e2, "spans strictly increase"
     cores = [(c, e) for _, e, c in spans]
-    for (_, e1), (c2, _) in zip(cores, cores[1:], strict=False):
+    for (_, e1), (c2, _) in itertools.pairwise(cores):
         assert e1 <= c2, "cores do not overlap"
     assert chunk_text(text, target, overlap) == [(s, e) for s, e, _ in spans]
 

@@ -109,6 +109,15 @@ def test_markdown_title_and_sections(tmp_path: Path) -> None:
     assert [n.id for n in corpus.nodes] == [f"guide.md:{i:04d}" for i in range(len(corpus.nodes))]
 
 
+def test_markdown_heading_on_the_first_line_names_the_first_section(tmp_path: Path) -> None:
+    f = _write(tmp_path / "a.md", "# Top\n\nText under top.\n\n## Next\n\nMore text.\n")
+    nodes = load_text([f], LoadOptions()).nodes
+    assert [(n.text, n.metadata["section"]) for n in nodes] == [
+        ("# Top\n\nText under top.", "Top"),
+        ("## Next\n\nMore text.", "Next"),
+    ]
+
+
 def test_markdown_title_falls_back(tmp_path: Path) -> None:
     level2 = _write(tmp_path / "a.md", "intro\n\n## Second level only\n\ntext\n")
     front = _write(tmp_path / "b.md", "---\ntitle: From Front Matter\n---\n\n# H1\n\ntext\n")
@@ -157,7 +166,7 @@ def test_bom_and_crlf_are_cleaned(tmp_path: Path) -> None:
 def test_bad_files_are_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
     _write(tmp_path / "good.txt", "Readable text.")
     _write(tmp_path / "binary.txt", b"PK\x03\x04\x00\x00binary stuff")
-    _write(tmp_path / "latin1.txt", "caf".encode() + b"\xe9 au lait")
+    _write(tmp_path / "latin1.txt", b"caf" + b"\xe9 au lait")
     _write(tmp_path / "empty.md", "")
     _write(tmp_path / "blank.txt", "  \n\n\t \n")
     _write(tmp_path / "utf16.txt", "hello".encode("utf-16"))
@@ -184,7 +193,7 @@ def test_invalid_utf8_offset_counts_the_bom(tmp_path: Path) -> None:
 
 def test_nonexistent_path_raises_input_error_naming_it(tmp_path: Path) -> None:
     missing = tmp_path / "nope" / "missing.txt"
-    with pytest.raises(InputError, match="missing.txt"):
+    with pytest.raises(InputError, match=r"missing\.txt"):
         load_text([missing], LoadOptions())
     with pytest.raises(InputError):
         load_text([], LoadOptions())
@@ -229,7 +238,7 @@ def test_deterministic_and_order_independent(tmp_path: Path) -> None:
 def test_same_id_from_two_folders_is_refused(tmp_path: Path) -> None:
     _write(tmp_path / "x" / "README.md", "one")
     _write(tmp_path / "y" / "README.md", "two")
-    with pytest.raises(CorpusError, match="README.md"):
+    with pytest.raises(CorpusError, match=r"README\.md"):
         load_text([tmp_path / "x", tmp_path / "y"], LoadOptions())
 
 
