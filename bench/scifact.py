@@ -101,8 +101,9 @@ def run_excerpt(home: Path, data: Any, queries: dict[str, str]) -> list[dict[str
         engine.search("warm up", filters, admin, mode, 100)  # type: ignore[arg-type]
 
         def search(text: str, engine: Engine = engine, mode: str = mode) -> dict[str, float]:
-            hits = engine.search(text, filters, admin, mode, 100).hits  # type: ignore[arg-type]
-            return {h.node.id: h.score for h in hits}
+            result = engine.search(text, filters, admin, mode, 100,  # type: ignore[arg-type]
+                                   fetch=False)
+            return {node_id: score for node_id, score, _ in result.ranking}
 
         rows.append(report(label, data.qrels, *timed_run(queries, search)))
         engine.close()

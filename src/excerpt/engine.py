@@ -84,6 +84,7 @@ class SearchResult:
     hits: list[Hit]
     analysis: dict[str, Any]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    ranking: list[tuple[str, float, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -296,7 +297,10 @@ class Engine:
         principal: Principal | None = None,
         mode: SearchMode = "hybrid",
         k: int | None = None,
+        fetch: bool = True,
     ) -> SearchResult:
+        """Rank the view for ``query``; ``fetch=False`` skips loading hit texts (evaluation),
+        leaving ``hits`` empty and the ranking in ``ranking`` as (id, score, snapshot_id)."""
         if not query.strip():
             raise InputError("the query is empty")
         if mode not in SEARCH_MODES:
@@ -317,7 +321,7 @@ class Engine:
         timings["analyze"] = (t2 - t1) * 1000
         ranked, notes = self._rank(view, query, tokens, mode, k, timings)
         t3 = time.perf_counter()
-        hits = self._fetch(view, ranked)
+        hits = self._fetch(view, ranked) if fetch else []
         timings["fetch"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         applied = {
@@ -337,7 +341,8 @@ class Engine:
             "visible_nodes": view.visible,
             "notes": notes,
         }
-        return SearchResult(query, mode, k, applied, hits, analysis, timings)
+        ranking = [(c.id, c.score, view.parts[c.part].info.snapshot_id) for c in ranked]
+        return SearchResult(query, mode, k, applied, hits, analysis, timings, ranking)
 
     def _rank(
         self, view: View, query: str, tokens: list[str], mode: SearchMode, k: int,

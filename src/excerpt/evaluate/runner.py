@@ -41,9 +41,9 @@ def evaluate(engine: Engine, folder: Path, split: str = "test", collection: str 
     filters, everyone = Filters(collection=collection), Principal.admin()
     for i, (qid, text) in enumerate(data.queries.items()):
         t = time.perf_counter()
-        result = engine.search(text, filters, everyone, mode, max(k, 10))
+        result = engine.search(text, filters, everyone, mode, max(k, 10), fetch=False)
         latencies.append((time.perf_counter() - t) * 1000)
-        run[qid] = {h.node.id: h.score for h in result.hits}
+        run[qid] = {node_id: score for node_id, score, _ in result.ranking}
         if progress:
             progress("queries", i + 1, len(data.queries))
     metrics = ir_metrics(data.qrels, run)

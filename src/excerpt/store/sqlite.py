@@ -33,6 +33,11 @@ _SNAPSHOT_COLUMNS = (
 )
 
 
+def _json(raw: str, empty: str, empty_value: Any) -> Any:
+    # Most nodes have no tags, labels or metadata: skip the decoder for those (hot path).
+    return type(empty_value)() if raw == empty else json.loads(raw)
+
+
 def _process_started(pid: int) -> float:
     try:
         return float(psutil.Process(pid).create_time())
@@ -323,8 +328,9 @@ class SQLiteStore:
     def _node(row: Sequence[Any]) -> Node:
         return Node(
             id=row[0], document_id=row[1], text=row[2], title=row[3], source=row[4],
-            start=row[5], end=row[6], acl_tags=tuple(json.loads(row[7])),
-            classification_labels=tuple(json.loads(row[8])), metadata=json.loads(row[9]),
+            start=row[5], end=row[6], acl_tags=tuple(_json(row[7], "[]", [])),
+            classification_labels=tuple(_json(row[8], "[]", [])),
+            metadata=_json(row[9], "{}", {}),
         )
 
     def nodes_by_ordinal(self, snapshot_id: str, ordinals: Sequence[int]) -> list[Node]:
