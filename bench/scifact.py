@@ -100,7 +100,8 @@ def run_excerpt(home: Path, data: Any, queries: dict[str, str]) -> list[dict[str
         filters, admin = Filters(collection="scifact"), Principal.admin()
         engine.search("warm up", filters, admin, mode, 100)  # type: ignore[arg-type]
 
-        def search(text: str, engine: Engine = engine, mode: str = mode) -> dict[str, float]:
+        def search(text: str, engine: Engine = engine, mode: str = mode,
+                   filters: Filters = filters, admin: Principal = admin) -> dict[str, float]:
             result = engine.search(text, filters, admin, mode, 100,  # type: ignore[arg-type]
                                    fetch=False)
             return {node_id: score for node_id, score, _ in result.ranking}

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -410,7 +411,7 @@ def _checked_nodes(nodes: Sequence[Node]) -> list[Node]:
     if not nodes:
         raise CorpusError("the corpus has no text to index")
     ordered = sorted(nodes, key=lambda n: n.id)
-    for a, b in zip(ordered, ordered[1:], strict=False):
+    for a, b in itertools.pairwise(ordered):
         if a.id == b.id:
             raise CorpusError(f"duplicate node id {a.id!r}")
     for n in ordered:

@@ -1,6 +1,6 @@
 """The error tree, mapped once to exit codes (and later to HTTP statuses).
 
-    ExcerptError                 exit 1   anything excerpt refuses or fails at, with a one-line reason
+    ExcerptError                 exit 1   anything refused or failed, with a one-line reason
     ├── InputError               exit 1   bad input: a path, a file, a record, a field
     │   └── CorpusError          exit 1   a corpus malformed as a whole; the import leaves nothing
     ├── NotFoundError            exit 1   a collection, snapshot or set that does not exist

@@ -88,7 +88,7 @@ def test_malformed_corpus_fails_run_and_leaves_nothing(tmp_path: Path) -> None:
     corpus.mkdir()
     (corpus / "corpus.jsonl").write_text('{"_id": "1", "text": "ok"}\n{not json\n', "utf-8")
     home = tmp_path / "home"
-    code, out, err = run(home, "ingest", str(corpus), "--format", "beir", "--json")
+    code, _, err = run(home, "ingest", str(corpus), "--format", "beir", "--json")
     assert code == 1 and "corpus.jsonl" in err and "line 2" in err
     from excerpt.store.sqlite import SQLiteStore
 

@@ -21,8 +21,10 @@ from excerpt.engine import Engine
 from excerpt.store.sqlite import SQLiteStore
 from excerpt.types import Filters, Principal
 
-WORDS = ("river stone lantern harbor meadow copper violet thunder orchard signal quiet ember "
-         "falcon marble willow canyon").split()
+WORDS = [
+    "river", "stone", "lantern", "harbor", "meadow", "copper", "violet", "thunder",
+    "orchard", "signal", "quiet", "ember", "falcon", "marble", "willow", "canyon",
+]
 
 
 def write_corpus(folder: Path, files: int, seed: int) -> None:

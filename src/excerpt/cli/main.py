@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -233,7 +232,7 @@ def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | 
     """Search a collection within the caller's access rights."""
     filters = Filters(collection, snapshot_id, snapshot_set, parse_metadata(where))
     principal = make_principal(acl_tags, clearances, all_access)
-    result = ctx.obj["engine"].search(query, filters, principal, mode, k)  # type: ignore[arg-type]
+    result = ctx.obj["engine"].search(query, filters, principal, mode, k)
     payload = result.to_json()
 
     def human() -> None:

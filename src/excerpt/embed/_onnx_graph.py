@@ -195,9 +195,7 @@ class _Graph:
                 self.nodes.append(_Node.parse(_payload(f)))
             elif f.number == _GRAPH_INITIALIZER:
                 tensor = _payload(f)
-                name = next(
-                    (_text(t) for t in _fields(tensor) if t.number == _TENSOR_NAME), ""
-                )
+                name = next((_text(t) for t in _fields(tensor) if t.number == _TENSOR_NAME), "")
                 self.initializers.append(_Initializer(name, bytes(tensor)))
             else:
                 if f.number == _GRAPH_OUTPUT:

@@ -74,7 +74,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     docs = scifact_docs(args.scifact, args.n)
     print(f"MiniLM on {len(docs)} SciFact docs (mean {np.mean([len(d) for d in docs]):.0f} chars)")
-    print(f"{'graph':9} {'len':>4} {'batch':>5} {'thr':>3} {'docs/s':>7} {'query ms':>8}  cos to float")
+    print(
+        f"{'graph':9} {'len':>4} {'batch':>5} {'thr':>3} {'docs/s':>7} {'query ms':>8}  "
+        "cos to float"
+    )
     references: dict[int, FloatMatrix] = {}
     lengths = (256,) if args.quick else (128, 256)
     for max_len in lengths:

@@ -43,9 +43,7 @@ class MemoryVectorCache:
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, FloatMatrix]:
         with self._lock:
-            return {
-                h: self._data[(model, h)].copy() for h in hashes if (model, h) in self._data
-            }
+            return {h: self._data[(model, h)].copy() for h in hashes if (model, h) in self._data}
 
     def put_many(self, model: str, items: Mapping[str, FloatMatrix]) -> None:
         with self._lock:

@@ -32,8 +32,9 @@ def dense_scores(
                     out.append(scores)
                     continue
                 cache[model] = embedder(query)
-            sims = vectors @ cache[model]
-            scores[part.mask] = sims[part.mask]
+            scores = np.asarray(vectors @ cache[model], dtype=np.float32)
+            if part.visible < part.segment.size:
+                scores[~part.mask] = -np.inf
         out.append(scores)
     return out
 

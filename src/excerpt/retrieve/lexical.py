@@ -33,7 +33,7 @@ def idf(df: int, n: int) -> float:
 def term_weight(
     tf: npt.NDArray[np.float32], length: npt.NDArray[np.float32], avgdl: float, k1: float, b: float
 ) -> npt.NDArray[np.float32]:
-    return tf / (tf + k1 * (1.0 - b + b * length / avgdl))
+    return np.asarray(tf / (tf + k1 * (1.0 - b + b * length / avgdl)), dtype=np.float32)
 
 
 def bm25_scores(
@@ -44,7 +44,7 @@ def bm25_scores(
     # Every BM25 contribution is > 0 (Lucene's idf is positive), so 0 means "no term matched".
     scores = [np.zeros(p.segment.size, dtype=np.float32) for p in view.parts]
     for term, qtf in Counter(query_tokens).items() if n else ():
-        matches = []
+        matches: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]] | None] = []
         for part in view.parts:
             postings = part.segment.postings(term)
             if postings is None:

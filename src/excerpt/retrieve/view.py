@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from excerpt.store.base import SnapshotInfo, Store
 from excerpt.store.segment import BoolArray, Segment
@@ -78,14 +79,22 @@ def top_candidates(view: View, scores: Sequence[np.ndarray], depth: int) -> list
     """
     pool: list[Candidate] = []
     for i, (part, s) in enumerate(zip(view.parts, scores, strict=True)):
-        finite = np.flatnonzero(np.isfinite(s))
-        if finite.size == 0:
-            continue
-        if finite.size > depth:
-            vals = s[finite]
-            kth = np.partition(vals, finite.size - depth)[finite.size - depth]
-            finite = finite[vals >= kth]
         ids = part.segment.ids
-        pool.extend(Candidate(i, int(o), ids[o], float(s[o])) for o in finite)
+        pool.extend(Candidate(i, int(o), ids[o], float(s[o])) for o in _best(s, depth))
     pool.sort(key=lambda c: (-c.score, c.id))
     return pool[:depth]
+
+
+def _best(scores: npt.NDArray[np.float32], depth: int) -> npt.NDArray[np.intp]:
+    """Ordinals of the ``depth`` best finite scores, plus any tied with the last of them."""
+    finite = np.isfinite(scores)
+    matched = int(np.count_nonzero(finite))
+    if matched <= depth:
+        return np.flatnonzero(finite)
+    if matched < scores.size:  # sparse (BM25): partition the matches only
+        where = np.flatnonzero(finite)
+        values = scores[where]
+        kth = np.partition(values, matched - depth)[matched - depth]
+        return np.asarray(where[values >= kth])
+    kth = np.partition(scores, scores.size - depth)[scores.size - depth]
+    return np.flatnonzero(scores >= kth)

@@ -216,7 +216,7 @@ class Segment:
         acl_ok = self._any_in("acl", self.meta["acl_tags"], principal.acl_tags, empty_ok=True)
         uncleared = [lab not in principal.clearances for lab in self.meta["classification_labels"]]
         label_bad = self._count_flagged("label", np.asarray(uncleared, dtype=bool))
-        return acl_ok & (label_bad == 0)
+        return np.asarray(acl_ok & (label_bad == 0), dtype=bool)
 
     def _count_flagged(self, kind: str, flagged_vocab: BoolArray) -> IntArray:
         """Per node, how many of its tags (of ``kind``) are flagged in the vocabulary."""
@@ -234,4 +234,4 @@ class Segment:
         flagged = np.asarray([v in wanted for v in vocab], dtype=bool)
         hits = self._count_flagged(kind, flagged)
         untagged = np.diff(indptr) == 0
-        return (hits > 0) | (untagged if empty_ok else False)
+        return np.asarray((hits > 0) | (untagged if empty_ok else False), dtype=bool)

@@ -222,7 +222,11 @@ class SQLiteStore:
             "ORDER BY id",
             args,
         ).fetchall()
-        return [RunInfo(*r[:11], json.loads(r[11]), r[12], r[13]) for r in rows]
+        return [
+            RunInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+                    json.loads(r[11]), r[12], r[13])
+            for r in rows
+        ]
 
     # -- snapshots and sets ---------------------------------------------------------------------
 

@@ -32,7 +32,8 @@ def make_segment(tmp: Path, name: str, docs: list[str], offset: int = 0,
     return Segment(tmp / name, name)
 
 
-def view_of(segments: list[Segment], principal: Principal = Principal.admin()) -> View:
+def view_of(segments: list[Segment], principal: Principal | None = None) -> View:
+    principal = principal or Principal.admin()
     parts = []
     for seg in segments:
         info = SnapshotInfo(seg.snapshot_id, "c", "s", 1, "", "completed", 0, seg.size, 0)
@@ -67,7 +68,7 @@ def test_split_import_ranks_like_one_import(tmp_path: Path) -> None:
 def test_hidden_nodes_leave_no_trace_in_scores(tmp_path: Path) -> None:
     acl = [(), (), (), ("hr",), ("hr",), ()]
     seg = make_segment(tmp_path, "a", DOCS, acl=acl)
-    visible_only = make_segment(tmp_path, "b", [d for d, a in zip(DOCS, acl) if not a])
+    visible_only = make_segment(tmp_path, "b", [d for d, a in zip(DOCS, acl, strict=True) if not a])
     anon = search_bm25(view_of([seg], Principal.anonymous()), ["quick", "lazy"], 10)
     ref = search_bm25(view_of([visible_only]), ["quick", "lazy"], 10)
     assert [round(c.score, 5) for c in anon] == [round(c.score, 5) for c in ref]

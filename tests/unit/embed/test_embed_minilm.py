@@ -1,0 +1,113 @@
+"""MiniLM on the real int8 model: shapes, normalisation, sense, determinism, truncation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from excerpt.embed import Embedder, MiniLMEmbedder, get_embedder
+from excerpt.embed.minilm import MODEL_NAME
+
+
+@pytest.fixture(scope="module")
+def model() -> Embedder:
+    return get_embedder("minilm")
+
+
+def test_is_an_embedder_with_a_stable_name(model: Embedder) -> None:
+    assert isinstance(model, Embedder)
+    assert isinstance(model, MiniLMEmbedder)
+    assert model.name == MODEL_NAME == "all-MiniLM-L6-v2-int8"
+    assert model.dim == 384
+
+
+def test_constructor_is_lazy() -> None:
+    fresh = MiniLMEmbedder()
+    assert fresh.graph_variant == "not loaded"
+    assert fresh._session is None
+
+
+def test_empty_input_has_shape_zero_by_dim(model: Embedder) -> None:
+    out = model.embed_documents([])
+    assert out.shape == (0, 384)
+    assert out.dtype == np.float32
+
+
+def test_vectors_are_normalised_float32(model: Embedder) -> None:
+    docs = model.embed_documents(["A man is eating food.", "", "x" * 5000, "Ünïcödé ☃ text"])
+    assert docs.shape == (4, 384)
+    assert docs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+    query = model.embed_query("A man is eating food.")
+    assert query.shape == (384,)
+    assert query.dtype == np.float32
+    assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
+
+
+def test_similar_sentences_score_higher(model: Embedder) -> None:
+    food, bread, horse = model.embed_documents(
+        ["A man is eating food.", "A man is eating a piece of bread.", "A man is riding a horse."]
+    )
+    assert float(food @ bread) > 0.65
+    assert float(food @ bread) > float(food @ horse) + 0.25
+
+
+def test_query_finds_its_document(model: Embedder) -> None:
+    docs = model.embed_documents(
+        [
+            "The parking garage is open from 7 am to 11 pm on weekdays.",
+            "Students can apply for a scholarship through the online portal each semester.",
+            "Photosynthesis converts light energy into chemical energy in plants.",
+        ]
+    )
+    scores = docs @ model.embed_query("how do I apply for a scholarship")
+    assert int(np.argmax(scores)) == 1
+
+
+def test_same_text_same_vector(model: Embedder) -> None:
+    text = "Vitamin D supplementation and the risk of fractures in older adults."
+    a = model.embed_query(text)
+    b = model.embed_query(text)
+    np.testing.assert_array_equal(a, b)
+    c = model.embed_documents([text, "something else entirely"])
+    d = model.embed_documents([text, "something else entirely"])
+    np.testing.assert_array_equal(c, d)
+    # in another batch the row is the same text: equal up to the int8 activation rounding
+    assert float(c[0] @ a) > 0.99
+
+
+def test_order_is_restored_after_length_sorting(model: Embedder) -> None:
+    texts = [f"{'word ' * n}topic {n}" for n in (40, 3, 25, 1, 60, 10)]
+    together = model.embed_documents(texts)
+    alone = np.stack([model.embed_query(t) for t in texts])
+    sims = together @ alone.T
+    assert list(np.argmax(sims, axis=1)) == list(range(len(texts)))
+    assert float(np.diag(sims).min()) > 0.99
+
+
+def test_truncates_at_max_seq_length(model: Embedder) -> None:
+    head = "cells " * 300  # > 256 word pieces
+    a, b = model.embed_documents([head + "alpha beta gamma", head + "completely different ending"])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_rewritten_graph_matches_the_shipped_one() -> None:
+    texts = [
+        "A man is eating food.",
+        "Microstructural development of human newborn cerebral white matter.",
+        "The quick brown fox jumps over the lazy dog " * 10,
+    ]
+    fast = MiniLMEmbedder()
+    plain = MiniLMEmbedder(optimise_graph=False)
+    got = fast.embed_documents(texts)
+    want = plain.embed_documents(texts)
+    assert fast.graph_variant.startswith("int8")
+    assert plain.graph_variant == "as shipped"
+    assert float(np.sum(got * want, axis=1).min()) > 0.98
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError):
+        MiniLMEmbedder(max_seq_length=1000)
+    with pytest.raises(ValueError):
+        MiniLMEmbedder(batch_size=0)
