@@ -72,17 +72,19 @@ def test_same_text_same_vector(model: Embedder) -> None:
     c = model.embed_documents([text, "something else entirely"])
     d = model.embed_documents([text, "something else entirely"])
     np.testing.assert_array_equal(c, d)
-    # in another batch the row is the same text: equal up to the int8 activation rounding
-    assert float(c[0] @ a) > 0.99
+    # one text per run by default: a vector depends on its text alone, not on its neighbours
+    np.testing.assert_array_equal(c[0], a)
 
 
 def test_order_is_restored_after_length_sorting(model: Embedder) -> None:
     texts = [f"{'word ' * n}topic {n}" for n in (40, 3, 25, 1, 60, 10)]
     together = model.embed_documents(texts)
     alone = np.stack([model.embed_query(t) for t in texts])
-    sims = together @ alone.T
+    np.testing.assert_array_equal(together, alone)
+    batched = MiniLMEmbedder(batch_size=4).embed_documents(texts)
+    sims = batched @ alone.T
     assert list(np.argmax(sims, axis=1)) == list(range(len(texts)))
-    assert float(np.diag(sims).min()) > 0.99
+    assert float(np.diag(sims).min()) > 0.98
 
 
 def test_truncates_at_max_seq_length(model: Embedder) -> None:
