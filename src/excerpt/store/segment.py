@@ -213,7 +213,7 @@ class Segment:
         n = self.size
         if principal.all_access:
             return np.ones(n, dtype=bool)
-        acl_ok = self._any_in("acl", self.meta["acl_tags"], principal.acl_tags, empty_ok=True)
+        acl_ok = self._untagged_or_shared(principal.acl_tags)
         uncleared = [lab not in principal.clearances for lab in self.meta["classification_labels"]]
         label_bad = self._count_flagged("label", np.asarray(uncleared, dtype=bool))
         return np.asarray(acl_ok & (label_bad == 0), dtype=bool)
@@ -227,11 +227,8 @@ class Segment:
         owner = np.repeat(np.arange(self.size), np.diff(indptr))
         return np.bincount(owner[flagged_vocab[ids]], minlength=self.size).astype(np.int64)
 
-    def _any_in(
-        self, kind: str, vocab: list[str], wanted: frozenset[str], empty_ok: bool
-    ) -> BoolArray:
-        indptr = np.asarray(self._load(f"{kind}_indptr.npy"))
-        flagged = np.asarray([v in wanted for v in vocab], dtype=bool)
-        hits = self._count_flagged(kind, flagged)
-        untagged = np.diff(indptr) == 0
-        return np.asarray((hits > 0) | (untagged if empty_ok else False), dtype=bool)
+    def _untagged_or_shared(self, caller_tags: frozenset[str]) -> BoolArray:
+        """ACL rule: a node with no tags is public; otherwise it must share one with the caller."""
+        shared = np.asarray([t in caller_tags for t in self.meta["acl_tags"]], dtype=bool)
+        untagged = np.diff(np.asarray(self._load("acl_indptr.npy"))) == 0
+        return np.asarray((self._count_flagged("acl", shared) > 0) | untagged, dtype=bool)
