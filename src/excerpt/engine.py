@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -308,6 +308,7 @@ class Engine:
             raise InputError(f"unknown mode {mode!r}; choose one of {SEARCH_MODES}")
         filters = filters or Filters()
         principal = principal or Principal.anonymous()
+        k_reason = "default" if k is None else "given"
         k = self.settings.default_k if k is None else k
         if k < 1:
             raise InputError("-k must be at least 1")
@@ -338,7 +339,7 @@ class Engine:
             "tokens": tokens,
             "entities": [],
             "expanded_terms": [],
-            "k_reason": "given" if k != self.settings.default_k else "default",
+            "k_reason": k_reason,
             "visible_nodes": view.visible,
             "notes": notes,
         }
@@ -427,6 +428,4 @@ def _index_text(node: Node, with_title: bool) -> str:
 def _with_language(node: Node, language: str) -> Node:
     if node.metadata.get("language") == language:
         return node
-    from dataclasses import replace
-
     return replace(node, metadata={**node.metadata, "language": language})

@@ -50,6 +50,10 @@ def test_ingest_search_snapshots_round_trip(tmp_path: Path, corpus: Path) -> Non
                             "classification_labels", "metadata"}
     assert found["filters"]["collection"] == "n"  # type: ignore[index]
     assert "total" in found["timings_ms"]  # type: ignore[operator]
+    assert found["k"] == 10 and found["analysis"]["k_reason"] == "default"  # type: ignore[index]
+    _, given, _ = run(home, "search", "moon", "--collection", "n", "--mode", "bm25", "-k", "10",
+                      "--json")
+    assert given["analysis"]["k_reason"] == "given"  # type: ignore[index]
     code, snaps, _ = run(home, "snapshots", "--json")
     assert code == 0 and snaps["snapshots"][0]["snapshot_id"] == out["snapshot_id"]  # type: ignore[index]
     code, made, _ = run(home, "snapshot-set", "release", str(out["snapshot_id"]),
