@@ -30,7 +30,9 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)
-	$(PY) bench/run_all.py
+	$(PY) bench/scifact.py
+	$(PY) bench/scale.py --nodes 100000
+	$(PY) bench/ingest_throughput.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .mypy_cache .ruff_cache
