@@ -9,7 +9,7 @@ with length.  Vectors come back L2-normalised float32, 384 dims.
 The engine is a C library with OpenMP inside (``e5_embed_batch`` parallelises across texts), so
 calls are serialised with a lock; ``OMP_NUM_THREADS`` governs its thread count.
 
-Speed on the 2-core box (``python -m excerpt.embed.bench``): ~40 sentences/s on regulation lines
+Speed on the 2-core box (``python bench/embedding_speed.py``): ~40 sentences/s on regulation lines
 (~19 characters, ~16 tokens), ~14 ms per short query, but only ~0.85 chunks/s on ~800-character
 Korean chunks (~475 tokens): the engine runs at roughly 500 tokens/s here (AVX2 path, no VNNI),
 about 1-2 ms per token.  One thread is ~1.7x slower; ``OMP_WAIT_POLICY``/``OMP_PROC_BIND`` do not

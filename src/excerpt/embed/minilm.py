@@ -6,7 +6,7 @@ package is installed with ``--no-deps`` and never imported for anything else).  
 sentence-transformers recipe: mean over the attention mask, then L2 normalisation.
 
 Speed (2-core Sapphire Rapids, first 512 SciFact records ``title + " " + text``, mean 1464
-chars; the table and the command are in ``excerpt.embed.bench``):
+chars; the table and the command are in ``bench/embedding_speed.py``):
 
 * as shipped the graph is weight-only int8 that ORT folds back to fp32, with the exporter's
   unfused attention: ~13 docs/s at 256 tokens (~33 at 128);

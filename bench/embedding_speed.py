@@ -1,4 +1,4 @@
-"""Embedding speed: ``python -m excerpt.embed.bench [--scifact PATH] [--korean PATH] [--quick]``.
+"""Embedding speed: ``python bench/embedding_speed.py [--scifact PATH] [--korean PATH] [--quick]``.
 
 MiniLM: docs/s on the first ``--n`` SciFact records (``title + " " + text``) for each variant,
 ms per short query, and the cosine of each variant's vectors to the as-shipped float graph at
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,8 +22,9 @@ from excerpt.embed.base import Embedder, FloatMatrix
 from excerpt.embed.e5 import E5Embedder
 from excerpt.embed.minilm import MiniLMEmbedder
 
-DEFAULT_SCIFACT = Path("/work/shared/data/scifact/corpus.jsonl")
-DEFAULT_KOREAN = Path("/work/shared/data/regulations/dongeui_regulations_9-340_20250702.txt")
+DATA = Path(os.environ.get("EXCERPT_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
+DEFAULT_SCIFACT = DATA / "scifact" / "corpus.jsonl"
+DEFAULT_KOREAN = DATA / "regulations" / "dongeui_regulations_9-340_20250702.txt"
 QUERY_EN = "what causes cancer cell growth"
 QUERY_KO = "장학금 신청 방법"
 
