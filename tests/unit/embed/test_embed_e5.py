@@ -20,21 +20,8 @@ def test_is_an_embedder_with_a_stable_name(model: Embedder) -> None:
     assert model.dim == 384
 
 
-def test_empty_input(model: Embedder) -> None:
-    out = model.embed_documents([])
-    assert out.shape == (0, 384)
-    assert out.dtype == np.float32
 
 
-def test_normalised_float32(model: Embedder) -> None:
-    docs = model.embed_documents(["장학금을 신청하는 절차", "", "mixed 한국어 and English"])
-    assert docs.shape == (3, 384)
-    assert docs.dtype == np.float32
-    np.testing.assert_allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
-    query = model.embed_query("장학금 신청 방법")
-    assert query.shape == (384,)
-    assert query.dtype == np.float32
-    assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
 
 
 def test_korean_similarity(model: Embedder) -> None:
@@ -55,12 +42,6 @@ def test_korean_retrieval(model: Embedder) -> None:
     assert int(np.argmax(scores)) == 1
 
 
-def test_deterministic_and_batch_independent(model: Embedder) -> None:
-    text = "학칙 제5조에 따른 휴학 신청"
-    a = model.embed_documents([text])
-    b = model.embed_documents([text, "다른 문장", "또 다른 문장"])
-    np.testing.assert_allclose(a[0], b[0], atol=1e-6)
-    np.testing.assert_array_equal(model.embed_query(text), model.embed_query(text))
 
 
 def test_query_and_passage_prefixes_differ(model: Embedder) -> None:
