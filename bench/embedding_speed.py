@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     docs = scifact_docs(args.scifact, args.n)
     print(f"MiniLM on {len(docs)} SciFact docs (mean {np.mean([len(d) for d in docs]):.0f} chars)")
     print(
-        f"{'graph':9} {'len':>4} {'batch':>5} {'thr':>3} {'docs/s':>7} {'query ms':>8}  "
+        f"{'graph':9} {'len':>4} {'batch':>5} {'wrk':>3} {'docs/s':>7} {'query ms':>8}  "
         "cos to float"
     )
     references: dict[int, FloatMatrix] = {}
@@ -107,9 +107,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         variants += [(True, b, None) for b in batches]
         if not args.quick:
             variants.append((True, 1, 1))
-        for optimise, batch, threads in variants:
+        for optimise, batch, workers in variants:
             model = MiniLMEmbedder(
-                max_seq_length=max_len, batch_size=batch, threads=threads, optimise_graph=optimise
+                max_seq_length=max_len, batch_size=batch, workers=workers, optimise_graph=optimise
             )
             rate, query_ms, vectors = measure(model, docs, QUERY_EN)
             if not optimise:
@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             cos = np.sum(vectors * references[max_len], axis=1)
             print(
                 f"{'int8+fus' if optimise else 'shipped':9} {max_len:>4} {batch:>5} "
-                f"{model.threads:>3} {rate:>7.1f} {query_ms:>8.2f}  "
+                f"{model.workers:>3} {rate:>7.1f} {query_ms:>8.2f}  "
                 f"min {cos.min():.4f} mean {cos.mean():.4f}",
                 flush=True,
             )

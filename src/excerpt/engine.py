@@ -124,7 +124,7 @@ class Engine:
 
     def ingest(
         self,
-        paths: Sequence[Path | str],
+        paths: Path | str | Sequence[Path | str],
         collection: str = "default",
         fmt: str = "auto",
         acl_tags: Sequence[str] = (),
@@ -137,7 +137,7 @@ class Engine:
         """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed')."""
         if embedder not in EMBEDDERS:
             raise InputError(f"unknown embedder {embedder!r}; choose one of {EMBEDDERS}")
-        resolved = [Path(p) for p in paths]
+        resolved = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
         if not resolved:
             raise InputError("nothing to ingest: give at least one path")
         for p in resolved:

@@ -18,7 +18,8 @@ def _setting(default: Any, help_text: str) -> Any:
 class Settings:
     bm25_k1: float = _setting(1.5, "BM25 term-frequency saturation (Lucene variant).")
     bm25_b: float = _setting(0.75, "BM25 length normalisation.")
-    fusion: str = _setting("rrf", "Hybrid fusion: 'rrf' (reciprocal rank) or 'blend' (weighted).")
+    fusion: str = _setting(
+        "blend", "Hybrid fusion: 'blend' (weighted, min-max) or 'rrf' (reciprocal rank).")
     fusion_alpha: float = _setting(0.5, "Weight of the dense score in the 'blend' fusion.")
     rrf_k: int = _setting(60, "The k constant of reciprocal-rank fusion.")
     fusion_depth: int = _setting(100, "Candidates taken from each ranking before fusion.")

@@ -23,6 +23,13 @@ query a full 128-token pass (~36 ms instead of ~4); here each batch pads to its 
 Batch size 1 by default: the int8 rewrite quantises activations per call, so in a batch a text's
 vector would depend (cos ~0.992) on its batch-mates and on padding; one text per run makes every
 vector a function of its text alone, and measured as fast as batches of 4-32 (within noise).
+
+Threads: the session runs each call on one thread (``intra_op_num_threads = 1``) and documents
+are embedded by ``workers`` threads (default: one per core) calling the same session at once,
+which ONNX Runtime allows.  On 2 cores with SciFact records this gives 42 docs/s against 29 for
+one call at a time on two intra-op threads, and a query costs ~6 ms instead of ~9: ORT's
+intra-op pool spins after each call and, on two cores, also slowed the dense matmul that
+follows a query embedding from 0.5 to 3.3 ms.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +114,7 @@ class MiniLMEmbedder:
         *,
         max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
         batch_size: int = DEFAULT_BATCH_SIZE,
-        threads: int | None = None,
+        workers: int | None = None,
         optimise_graph: bool = True,
     ) -> None:
         if not 2 <= max_seq_length <= 512:
@@ -116,7 +124,7 @@ class MiniLMEmbedder:
         check_minilm_dependencies()
         self.max_seq_length = max_seq_length
         self.batch_size = batch_size
-        self.threads = threads or cpu_count()
+        self.workers = workers or cpu_count()
         self.optimise_graph = optimise_graph
         self.graph_variant = "not loaded"
         self._lock = threading.Lock()
@@ -166,7 +174,7 @@ class MiniLMEmbedder:
                 log.warning("MiniLM model file is not the pinned one; running it as shipped")
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = 1  # parallelism comes from concurrent calls
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.enable_mem_pattern = False  # shapes change every batch
@@ -198,9 +206,17 @@ class MiniLMEmbedder:
         encodings = tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+
+        def run(rows: list[int]) -> None:
             out[rows] = self._run(session, [encodings[i] for i in rows])
+
+        if self.workers == 1 or len(batches) == 1:
+            for rows in batches:
+                run(rows)
+        else:
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="minilm") as pool:
+                list(pool.map(run, batches))  # list() re-raises a worker's exception
         return out
 
     def embed_query(self, text: str) -> FloatMatrix:
@@ -211,5 +227,5 @@ class MiniLMEmbedder:
     def __repr__(self) -> str:
         return (
             f"MiniLMEmbedder(max_seq_length={self.max_seq_length}, batch_size={self.batch_size}, "
-            f"threads={self.threads}, graph={self.graph_variant!r})"
+            f"workers={self.workers}, graph={self.graph_variant!r})"
         )

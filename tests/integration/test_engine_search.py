@@ -1,0 +1,114 @@
+"""The engine end to end on small corpora written here: every mode, fusion, Korean, re-imports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from excerpt.engine import Engine
+from excerpt.retrieve.fusion import blend, rrf
+from excerpt.retrieve.view import Candidate
+from excerpt.settings import Settings
+from excerpt.types import Filters, Principal
+
+ENGLISH = {
+    "tides.md": "# Tides\n\nThe moon's gravity pulls the oceans, raising the tides twice a day.",
+    "volcano.md": "# Volcanoes\n\nMagma rises where tectonic plates meet and erupts as lava.",
+    "bread.md": "# Baking\n\nKnead the dough, let it rise overnight, then bake the loaf.",
+    "parking.md": "# Parking\n\nThe campus garage opens at seven and closes at eleven at night.",
+    "fees.md": "# Fees\n\nTuition is paid each semester; late payment adds a fee.",
+}
+KOREAN = {
+    "scholarship.md": "# 장학\n\n장학금을 신청하는 방법은 학기마다 정해진 기간에 "
+                      "신청서를 제출하는 것이다.",
+    "parking.md": "# 주차\n\n교내 주차장은 평일 오전 7시부터 오후 11시까지 이용할 수 있다.",
+    "library.md": "# 도서관\n\n도서관 자료는 1인당 10권까지 대출할 수 있다.",
+}
+ADMIN = Principal.admin()
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, "utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def english_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("english")
+    engine = Engine(root / "home")
+    engine.ingest(write(root / "notes", ENGLISH), collection="notes", embedder="minilm")
+    engine.close()
+    return root / "home"
+
+
+def candidates(engine: Engine, query: str, mode: str, depth: int) -> list[Candidate]:
+    ranking = engine.search(query, Filters(collection="notes"), ADMIN, mode,  # type: ignore[arg-type]
+                            depth, fetch=False).ranking
+    return [Candidate(0, i, node_id, score) for i, (node_id, score, _) in enumerate(ranking)]
+
+
+@pytest.mark.parametrize("fusion", ["blend", "rrf"])
+def test_hybrid_is_the_configured_fusion_of_the_two_legs(english_home: Path, fusion: str) -> None:
+    engine = Engine(english_home, Settings(fusion=fusion))
+    query = "when does the garage close"
+    depth = engine.settings.fusion_depth
+    lexical = candidates(engine, query, "bm25", depth)
+    dense = candidates(engine, query, "semantic", depth)
+    fused = candidates(engine, query, "hybrid", 3)
+    expected = (blend(lexical, dense, 3, engine.settings.fusion_alpha) if fusion == "blend"
+                else rrf([lexical, dense], 3, engine.settings.rrf_k))
+    assert [c.id for c in fused] == [c.id for c in expected]
+    assert fused[0].id == "parking.md:0000"
+
+
+def test_default_fusion_is_the_measured_winner() -> None:
+    assert Settings().fusion == "blend"  # bench/RESULTS.md: SciFact 0.7322 vs RRF 0.7159
+
+
+def test_semantic_finds_a_paraphrase_that_shares_no_term(english_home: Path) -> None:
+    engine = Engine(english_home)
+    semantic = engine.search("burning mountain", Filters(collection="notes"), ADMIN, "semantic", 1)
+    assert semantic.hits[0].node.id == "volcano.md:0000"
+    lexical = engine.search("burning mountain", Filters(collection="notes"), ADMIN, "bm25", 5)
+    assert lexical.hits == []
+
+
+def test_every_mode_reports_its_stages(english_home: Path) -> None:
+    engine = Engine(english_home)
+    for mode, stages in [("bm25", {"bm25"}), ("semantic", {"semantic"}),
+                         ("hybrid", {"bm25", "semantic", "fusion"})]:
+        result = engine.search("moon tides", Filters(collection="notes"), ADMIN, mode, 2)  # type: ignore[arg-type]
+        assert stages <= set(result.timings_ms)
+        assert result.hits[0].node.id == "tides.md:0000"
+
+
+def test_reimporting_unchanged_content_embeds_nothing(tmp_path: Path) -> None:
+    corpus = write(tmp_path / "notes", ENGLISH)
+    engine = Engine(tmp_path / "home")
+    first = engine.ingest(corpus, collection="notes", embedder="minilm")
+    (corpus / "fees.md").write_text("# Fees\n\nTuition is due in March and September.", "utf-8")
+    second = engine.ingest(corpus, collection="notes", embedder="minilm")
+    assert first.embedded == len(ENGLISH)
+    assert second.embedded == 1
+    assert second.snapshot_id != first.snapshot_id
+    old = engine.search("tuition", Filters(collection="notes", snapshot_id=first.snapshot_id),
+                        ADMIN, "bm25", 1)
+    new = engine.search("tuition", Filters(collection="notes"), ADMIN, "bm25", 1)
+    assert "late payment" in old.hits[0].node.text
+    assert "March" in new.hits[0].node.text
+
+
+def test_korean_query_uses_bm25_and_matches_inflected_forms(tmp_path: Path) -> None:
+    engine = Engine(tmp_path / "home")
+    report = engine.ingest(write(tmp_path / "ko", KOREAN), collection="ko")
+    assert report.embed_model == "e5"  # auto: a Korean collection is embedded by e5
+    result = engine.search("장학금 신청 방법", Filters(collection="ko"), ADMIN, "hybrid", 3)
+    assert result.analysis["language"] == "ko"
+    assert result.analysis["tokens"], "the Korean query must have BM25 terms"
+    assert "bm25" in result.timings_ms
+    assert result.hits[0].node.id == "scholarship.md:0000"
+    lexical = engine.search("장학금 신청 방법", Filters(collection="ko"), ADMIN, "bm25", 3)
+    assert [h.node.id for h in lexical.hits] == ["scholarship.md:0000"]
