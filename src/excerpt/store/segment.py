@@ -144,7 +144,9 @@ class Segment:
         self._masks: dict[Principal, BoolArray] = {}
 
     def _load(self, name: str) -> npt.NDArray[Any]:
-        return np.load(self.folder / name, mmap_mode="r", allow_pickle=False)  # type: ignore[no-any-return]
+        """Memory-mapped, seen as a plain ndarray: np.memmap's slicing costs ~6 us a call."""
+        mapped = np.load(self.folder / name, mmap_mode="r", allow_pickle=False)
+        return mapped.view(np.ndarray)  # type: ignore[no-any-return]
 
     @property
     def size(self) -> int:
