@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from excerpt.analyze import ANALYZER_VERSION, analyze, analyze_many, detect_language
 from excerpt.errors import CorpusError, ExcerptError, InputError, NotFoundError
+from excerpt.graph.expand import GraphLimits, GraphResult, NodeStatus, adjacency, expand
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.detect import load
 from excerpt.retrieve.dense import QueryEmbedder, search_dense
@@ -30,7 +31,16 @@ from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, Store
 from excerpt.store.segment import write_segment
 from excerpt.store.sqlite import SQLiteStore
-from excerpt.types import SEARCH_MODES, Filters, Hit, IngestIssue, Node, Principal, SearchMode
+from excerpt.types import (
+    SEARCH_MODES,
+    Edge,
+    Filters,
+    Hit,
+    IngestIssue,
+    Node,
+    Principal,
+    SearchMode,
+)
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): called as a long stage advances."""
@@ -108,6 +118,7 @@ class Engine:
         self.settings = settings or Settings()
         self._store = store
         self._embedders: dict[str, Any] = {}
+        self._graphs: dict[str, dict[str, list[Edge]]] = {}
 
     @property
     def store(self) -> Store:
@@ -389,6 +400,40 @@ class Engine:
         timings["fusion"] = (time.perf_counter() - t) * 1000
         return fused, notes
 
+    # -- graph ----------------------------------------------------------------------------------
+
+    def graph(
+        self,
+        seeds: Sequence[str],
+        filters: Filters | None = None,
+        principal: Principal | None = None,
+        limits: GraphLimits | None = None,
+    ) -> GraphResult:
+        """Expand ``seeds`` along allow-listed outgoing edges inside the caller's view."""
+        filters = filters or Filters()
+        principal = principal or Principal.anonymous()
+        limits = limits or GraphLimits(self.settings.graph_max_depth,
+                                       self.settings.graph_max_nodes,
+                                       self.settings.graph_edge_allowlist)
+        if not seeds:
+            raise InputError("give at least one seed id")
+        if limits.max_depth < 0 or limits.max_nodes < 1:
+            raise InputError("--max-depth must be >= 0 and --max-nodes >= 1")
+        view = build_view(self.store, self.resolve(filters), principal, filters.metadata)
+        status, holders = _node_status(view)
+        adjacency = [self._adjacency(p.info.snapshot_id) for p in view.parts]
+
+        def outgoing(node_id: str) -> list[Edge]:
+            return [e for i in holders(node_id) for e in adjacency[i].get(node_id, ())]
+
+        return expand(seeds, outgoing, status, limits)
+
+    def _adjacency(self, snapshot_id: str) -> dict[str, list[Edge]]:
+        """Outgoing edges of a snapshot, read once (snapshots are immutable)."""
+        if snapshot_id not in self._graphs:
+            self._graphs[snapshot_id] = adjacency(self.store.edges(snapshot_id))
+        return self._graphs[snapshot_id]
+
     def _query_embedder(self, model: str) -> QueryEmbedder | None:
         embedder = self._embedder(model)
         return embedder.embed_query  # type: ignore[no-any-return]
@@ -406,6 +451,22 @@ class Engine:
             Hit(nodes[(c.part, c.ordinal)], c.score, view.parts[c.part].info.snapshot_id)
             for c in ranked
         ]
+
+
+def _node_status(view: View) -> tuple[Callable[[str], NodeStatus], Callable[[str], list[int]]]:
+    """``status(id)`` in the view, and ``holders(id)``: the parts where the caller sees it."""
+
+    def holders(node_id: str) -> list[int]:
+        return [i for i, p in enumerate(view.parts)
+                if (o := p.segment.ordinal_of.get(node_id)) is not None and bool(p.mask[o])]
+
+    def status(node_id: str) -> NodeStatus:
+        if holders(node_id):
+            return "visible"
+        exists = any(node_id in p.segment.ordinal_of for p in view.parts)
+        return "hidden" if exists else "missing"
+
+    return status, holders
 
 
 def _checked_nodes(nodes: Sequence[Node]) -> list[Node]:

@@ -7,7 +7,11 @@ setting is declared exactly once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
+
+from excerpt.errors import InputError
+from excerpt.graph.expand import DEFAULT_ALLOWLIST
 
 
 def _setting(default: Any, help_text: str) -> Any:
@@ -29,6 +33,14 @@ class Settings:
     embed_batch: int = _setting(32, "Texts per embedding batch.")
     korean_share_for_e5: float = _setting(
         0.2, "Share of Korean nodes above which e5 embeds an import.")
+    graph_max_depth: int = _setting(2, "Graph expansion: deepest level reached from a seed.")
+    graph_max_nodes: int = _setting(120, "Graph expansion: most nodes returned, seeds included.")
+    graph_edge_allowlist: tuple[str, ...] = _setting(
+        DEFAULT_ALLOWLIST, "Graph expansion: the relations followed.")
+    context_budget_tokens: int = _setting(
+        1200, "Context fetch: token budget when --budget-from-settings is given.")
+    context_prioritization: str = _setting(
+        "seed_first", "Context fetch order: seed_first, graph_first or balanced.")
 
     def with_(self, **changes: Any) -> Settings:
         known = {f.name for f in fields(self)}
@@ -48,3 +60,61 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = tuple(
     Setting(f.name, f.default, f.metadata["help"]) for f in fields(Settings)
 )
+
+
+def load_settings(path: Path | str, base: Settings | None = None) -> Settings:
+    """Settings from a YAML (.yaml/.yml) or TOML (.toml) file of ``name: value`` pairs.
+
+    Unknown names and values of the wrong type are refused with the file and the name; lists
+    become tuples. Names not in the file keep their value in ``base`` (default: the defaults).
+    """
+    path = Path(path)
+    raw = _read_settings_file(path)
+    base = base or Settings()
+    known = {s.name: s.default for s in SETTINGS}
+    changes: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name not in known:
+            raise InputError(f"{path}: unknown setting {name!r}; known: {', '.join(known)}")
+        changes[name] = _coerce(path, name, value, known[name])
+    return base.with_(**changes)
+
+
+def _read_settings_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise InputError(f"settings file {path} does not exist")
+    text = path.read_text("utf-8")
+    try:
+        if path.suffix.lower() == ".toml":
+            import tomllib
+
+            data: Any = tomllib.loads(text)
+        elif path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text) or {}
+        else:
+            raise InputError(f"{path}: settings files are .toml, .yaml or .yml")
+    except InputError:
+        raise
+    except Exception as exc:  # tomllib.TOMLDecodeError, yaml.YAMLError
+        raise InputError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected name: value pairs at the top level")
+    return data
+
+
+def _coerce(path: Path, name: str, value: Any, default: Any) -> Any:
+    if isinstance(default, tuple):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InputError(f"{path}: {name} must be a list of strings")
+        return tuple(value)
+    if isinstance(default, bool) or not isinstance(default, (int, float)):
+        ok = isinstance(value, type(default))
+    else:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok and isinstance(default, int) and not isinstance(value, int):
+            ok = False
+    if not ok:
+        raise InputError(f"{path}: {name} must be {type(default).__name__}, not {value!r}")
+    return value

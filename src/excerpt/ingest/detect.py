@@ -9,6 +9,7 @@ from excerpt.errors import InputError
 from excerpt.ingest._common import require_paths
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.beir import CORPUS_FILE, load_beir
+from excerpt.ingest.code_bundle import load_code_bundle, looks_like_code_bundle
 from excerpt.ingest.gutenberg import load_gutenberg, looks_like_gutenberg
 from excerpt.ingest.text import load_text
 
@@ -16,8 +17,13 @@ __all__ = ["FORMATS", "LOADERS", "RESERVED_FORMATS", "detect_format", "load"]
 
 Loader = Callable[[Sequence[Path], LoadOptions | None], LoadedCorpus]
 
-LOADERS: dict[str, Loader] = {"beir": load_beir, "gutenberg": load_gutenberg, "text": load_text}
-RESERVED_FORMATS = ("regulations", "hwpx", "code-bundle")
+LOADERS: dict[str, Loader] = {
+    "beir": load_beir,
+    "code-bundle": load_code_bundle,
+    "gutenberg": load_gutenberg,
+    "text": load_text,
+}
+RESERVED_FORMATS = ("regulations", "hwpx")
 FORMATS = ("auto", *LOADERS, *RESERVED_FORMATS)
 
 
@@ -39,6 +45,8 @@ def detect_format(paths: Sequence[Path]) -> str:
 
 
 def _detect_one(path: Path) -> str:
+    if looks_like_code_bundle(path):
+        return "code-bundle"
     if path.is_dir():
         return "beir" if (path / CORPUS_FILE).is_file() else "text"
     if path.name == CORPUS_FILE:

@@ -167,6 +167,11 @@ class Segment:
         return text.split("\n") if text else []
 
     @cached_property
+    def ordinal_of(self) -> dict[str, int]:
+        """Node id -> ordinal (its row in every array of this segment)."""
+        return {node_id: i for i, node_id in enumerate(self.ids)}
+
+    @cached_property
     def term_ids(self) -> dict[str, int]:
         text = (self.folder / "terms.txt").read_text("utf-8")
         return {t: i for i, t in enumerate(text.split("\n"))} if text else {}

@@ -75,7 +75,7 @@ def test_unknown_and_reserved_formats(tree: dict[str, Path]) -> None:
     for name in RESERVED_FORMATS:
         with pytest.raises(InputError, match=f"format {name} is not available yet"):
             load([tree["plain"]], name, LoadOptions())
-    assert set(FORMATS) == {"auto", "text", "gutenberg", "beir", *RESERVED_FORMATS}
+    assert set(FORMATS) == {"auto", "text", "gutenberg", "beir", "code-bundle", *RESERVED_FORMATS}
 
 
 @pytest.mark.data
