@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.analyze import ANALYZER_VERSION, analyze, analyze_many, detect_language
+from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import CorpusError, ExcerptError, InputError, NotFoundError
 from excerpt.graph.expand import GraphLimits, GraphResult, NodeStatus, adjacency, expand
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
@@ -31,6 +32,7 @@ from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, Store
 from excerpt.store.segment import write_segment
 from excerpt.store.sqlite import SQLiteStore
+from excerpt.tokens import count_tokens
 from excerpt.types import (
     SEARCH_MODES,
     Edge,
@@ -427,6 +429,54 @@ class Engine:
             return [e for i in holders(node_id) for e in adjacency[i].get(node_id, ())]
 
         return expand(seeds, outgoing, status, limits)
+
+    # -- context --------------------------------------------------------------------------------
+
+    def context(
+        self,
+        seeds: Sequence[str],
+        graph: Sequence[str] = (),
+        filters: Filters | None = None,
+        principal: Principal | None = None,
+        budget_tokens: int | None = None,
+        max_chars: int | None = None,
+        prioritization: str | None = None,
+    ) -> ContextResult:
+        """Whole node texts in priority order under the token and character budgets.
+
+        ``budget_tokens`` None takes the budget from settings (``context_budget_tokens``).
+        Ids the caller cannot see and unknown ids are both skipped as "not found".
+        """
+        mode = prioritization or self.settings.context_prioritization
+        if mode not in PRIORITIZATIONS:
+            raise InputError(f"unknown prioritization {mode!r}; choose one of {PRIORITIZATIONS}")
+        budget = self.settings.context_budget_tokens if budget_tokens is None else budget_tokens
+        if budget < 0 or (max_chars is not None and max_chars < 0):
+            raise InputError("budgets must not be negative")
+        if not seeds and not graph:
+            raise InputError("give at least one --seed or --graph id")
+        filters = filters or Filters()
+        view = build_view(self.store, self.resolve(filters), principal or Principal.anonymous(),
+                          filters.metadata)
+        order = priority_order(seeds, graph, mode)
+        texts = self._visible_texts(view, [node_id for node_id, _ in order])
+        taken, skipped = pack(order, texts, count_tokens, budget, max_chars)
+        return ContextResult(taken, skipped, budget, max_chars, mode)
+
+    def _visible_texts(self, view: View, ids: Sequence[str]) -> dict[str, str]:
+        _, holders = _node_status(view)
+        wanted: dict[int, list[tuple[str, int]]] = {}
+        for node_id in ids:
+            parts = holders(node_id)
+            if parts:
+                ordinal = view.parts[parts[0]].segment.ordinal_of[node_id]
+                wanted.setdefault(parts[0], []).append((node_id, ordinal))
+        texts: dict[str, str] = {}
+        for part, pairs in wanted.items():
+            nodes = self.store.nodes_by_ordinal(view.parts[part].info.snapshot_id,
+                                                [o for _, o in pairs])
+            texts.update({node_id: n.text for (node_id, _), n in zip(pairs, nodes, strict=True)})
+        return texts
 
     def _adjacency(self, snapshot_id: str) -> dict[str, list[Edge]]:
         """Outgoing edges of a snapshot, read once (snapshots are immutable)."""

@@ -22,6 +22,7 @@ from rich.table import Table
 from excerpt.engine import EMBEDDERS, Engine
 from excerpt.errors import ExcerptError
 from excerpt.ingest import FORMATS
+from excerpt.settings import load_settings
 from excerpt.types import SEARCH_MODES, Filters, Principal
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,14 +92,21 @@ def make_principal(acl_tags: tuple[str, ...], clearances: tuple[str, ...],
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", default=default_home, show_default="$EXCERPT_HOME or ./.excerpt",
               type=click.Path(file_okay=False, path_type=Path), help="Where the store lives.")
+@click.option("--settings", "settings_file", default=None, envvar="EXCERPT_SETTINGS",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Pipeline settings file (.toml/.yaml); options given on a command win.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --json on the command.")
 @click.version_option(package_name="excerpt")
 @click.pass_context
-def cli(ctx: click.Context, home: Path, as_json: bool) -> None:
+def cli(ctx: click.Context, home: Path, settings_file: Path | None, as_json: bool) -> None:
     """excerpt: a grounded retrieval engine over your books, regulations and code."""
     ctx.ensure_object(dict)
     ctx.obj["json"] = ctx.obj.get("json", False) or as_json
-    ctx.obj["engine"] = Engine(home)
+    try:
+        settings = load_settings(settings_file) if settings_file else None
+    except ExcerptError as exc:
+        raise click.BadParameter(str(exc), param_hint="--settings") from None
+    ctx.obj["engine"] = Engine(home, settings)
     ctx.call_on_close(ctx.obj["engine"].close)
 
 
@@ -249,7 +257,7 @@ def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | 
 
 
 def main() -> None:
-    from excerpt.cli import eval_cmd  # noqa: F401  (registers the command)
+    from excerpt.cli import code_cmd, eval_cmd  # noqa: F401  (register their commands)
 
     cli(obj={"json": False})
 

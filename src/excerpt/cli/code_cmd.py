@@ -1,0 +1,107 @@
+"""`excerpt graph` and `excerpt context`: dependency expansion and budgeted node texts."""
+
+from __future__ import annotations
+
+import click
+
+from excerpt.cli.main import (
+    cli,
+    emit,
+    handles_errors,
+    json_option,
+    make_principal,
+    principal_options,
+)
+from excerpt.context import PRIORITIZATIONS
+from excerpt.engine import Engine
+from excerpt.graph import GraphLimits
+from excerpt.types import Filters
+
+
+@cli.command()
+@click.argument("seeds", nargs=-1, required=True)
+@click.option("--collection", default="default", show_default=True)
+@click.option("--snapshot", "snapshot_id", default=None, help="Expand in this snapshot only.")
+@click.option("--snapshot-set", default=None, help="Expand in the snapshots of this set.")
+@click.option("--max-depth", type=click.IntRange(min=0), default=None,
+              help="Deepest level from a seed (default: setting graph_max_depth).")
+@click.option("--max-nodes", type=click.IntRange(min=1), default=None,
+              help="Most nodes returned, seeds included (default: graph_max_nodes).")
+@click.option("--allow", "allow", multiple=True, metavar="RELATION",
+              help="A relation to follow (repeatable; default: graph_edge_allowlist).")
+@click.option("--seed-only", is_flag=True, help="Only edges that leave a seed.")
+@principal_options
+@json_option
+@click.pass_context
+@handles_errors
+def graph(ctx: click.Context, seeds: tuple[str, ...], collection: str, snapshot_id: str | None,
+          snapshot_set: str | None, max_depth: int | None, max_nodes: int | None,
+          allow: tuple[str, ...], seed_only: bool, acl_tags: tuple[str, ...],
+          clearances: tuple[str, ...], all_access: bool) -> None:
+    """Expand SEEDS along their outgoing dependency edges, inside the caller's rights."""
+    engine: Engine = ctx.obj["engine"]
+    s = engine.settings
+    limits = GraphLimits(
+        s.graph_max_depth if max_depth is None else max_depth,
+        s.graph_max_nodes if max_nodes is None else max_nodes,
+        allow or s.graph_edge_allowlist,
+        seed_only,
+    )
+    result = engine.graph(list(seeds), Filters(collection, snapshot_id, snapshot_set),
+                          make_principal(acl_tags, clearances, all_access), limits)
+
+    def human() -> None:
+        for node_id, depth in result.nodes:
+            click.echo(f"{'  ' * depth}{node_id}  (depth {depth})")
+        for e in result.edges:
+            click.echo(f"{e.from_id} --{e.relation}--> {e.to_id}")
+        if result.removed_nodes:
+            click.echo(f"{result.removed_nodes} nodes and {result.removed_edges} edges removed "
+                       "by security", err=True)
+        for seed in result.unknown_seeds:
+            click.echo(f"seed {seed}: not found", err=True)
+
+    emit(ctx, result.to_json(), human)
+
+
+@cli.command()
+@click.option("--seed", "seeds", multiple=True, metavar="ID", help="A seed node (repeatable).")
+@click.option("--graph", "graph_ids", multiple=True, metavar="ID",
+              help="A node reached by graph expansion (repeatable).")
+@click.option("--collection", default="default", show_default=True)
+@click.option("--snapshot", "snapshot_id", default=None, help="Read this snapshot only.")
+@click.option("--snapshot-set", default=None, help="Read the snapshots of this set.")
+@click.option("--budget-tokens", type=click.IntRange(min=0), default=None,
+              help="Token budget (default: setting context_budget_tokens).")
+@click.option("--budget-from-settings", is_flag=True,
+              help="Take the budget from settings (the default when --budget-tokens is absent).")
+@click.option("--max-chars", type=click.IntRange(min=0), default=None,
+              help="Character budget over all texts.")
+@click.option("--prioritization", type=click.Choice(PRIORITIZATIONS), default=None,
+              help="Order (default: setting context_prioritization).")
+@principal_options
+@json_option
+@click.pass_context
+@handles_errors
+def context(ctx: click.Context, seeds: tuple[str, ...], graph_ids: tuple[str, ...],
+            collection: str, snapshot_id: str | None, snapshot_set: str | None,
+            budget_tokens: int | None, budget_from_settings: bool, max_chars: int | None,
+            prioritization: str | None, acl_tags: tuple[str, ...], clearances: tuple[str, ...],
+            all_access: bool) -> None:
+    """Fetch whole node texts, seeds and graph nodes, under token and character budgets."""
+    if budget_from_settings and budget_tokens is not None:
+        raise click.UsageError("give --budget-tokens or --budget-from-settings, not both")
+    engine: Engine = ctx.obj["engine"]
+    result = engine.context(list(seeds), list(graph_ids),
+                            Filters(collection, snapshot_id, snapshot_set),
+                            make_principal(acl_tags, clearances, all_access),
+                            budget_tokens, max_chars, prioritization)
+
+    def human() -> None:
+        for n in result.node_texts:
+            click.echo(f"== {n.id} ({n.group}, {n.tokens} tokens)\n{n.text}")
+        for node_id, reason in result.skipped:
+            click.echo(f"skipped {node_id}: {reason}", err=True)
+        click.echo(f"{result.total_tokens} tokens, {result.total_chars} chars", err=True)
+
+    emit(ctx, result.to_json(), human)
