@@ -257,10 +257,12 @@ def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | 
 
 
 def main() -> None:
-    from excerpt.cli import code_cmd, eval_cmd  # noqa: F401  (register their commands)
-
     cli(obj={"json": False})
 
+
+# The other command modules add themselves to `cli` when imported; importing them here means
+# whoever imports `cli` gets every command.
+from excerpt.cli import code_cmd, eval_cmd  # noqa: E402, F401
 
 if __name__ == "__main__":
     main()
