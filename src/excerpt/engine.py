@@ -24,6 +24,13 @@ from excerpt.errors import CorpusError, ExcerptError, InputError, NotFoundError
 from excerpt.graph.expand import GraphLimits, GraphResult, NodeStatus, adjacency, expand
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.detect import load
+from excerpt.provenance.trace import (
+    TraceLog,
+    context_entry,
+    graph_entry,
+    retrieval_filters,
+    search_entry,
+)
 from excerpt.retrieve.dense import QueryEmbedder, search_dense
 from excerpt.retrieve.fusion import blend, rrf
 from excerpt.retrieve.lexical import search_bm25
@@ -121,6 +128,7 @@ class Engine:
         self._store = store
         self._embedders: dict[str, Any] = {}
         self._graphs: dict[str, dict[str, list[Edge]]] = {}
+        self._trace_log = TraceLog(self.settings.log_dir) if self.settings.log_dir else None
 
     @property
     def store(self) -> Store:
@@ -357,7 +365,15 @@ class Engine:
             "notes": notes,
         }
         ranking = [(c.id, c.score, view.parts[c.part].info.snapshot_id) for c in ranked]
+        if self._trace_log and fetch:
+            trace, lines = search_entry(query, mode, k, self._applied(view, filters, principal),
+                                        hits, timings)
+            self._trace_log.write(trace, TraceLog.RESULTS_LOG, lines)
         return SearchResult(query, mode, k, applied, hits, analysis, timings, ranking)
+
+    @staticmethod
+    def _applied(view: View, filters: Filters, principal: Principal) -> dict[str, Any]:
+        return retrieval_filters([p.info for p in view.parts], filters, principal)
 
     def _rank(
         self, view: View, query: str, tokens: list[str], mode: SearchMode, k: int,
@@ -428,7 +444,11 @@ class Engine:
         def outgoing(node_id: str) -> list[Edge]:
             return [e for i in holders(node_id) for e in adjacency[i].get(node_id, ())]
 
-        return expand(seeds, outgoing, status, limits)
+        result = expand(seeds, outgoing, status, limits)
+        if self._trace_log:
+            trace, lines = graph_entry(self._applied(view, filters, principal), result)
+            self._trace_log.write(trace, TraceLog.GRAPH_LOG, lines)
+        return result
 
     # -- context --------------------------------------------------------------------------------
 
@@ -456,12 +476,16 @@ class Engine:
         if not seeds and not graph:
             raise InputError("give at least one --seed or --graph id")
         filters = filters or Filters()
-        view = build_view(self.store, self.resolve(filters), principal or Principal.anonymous(),
-                          filters.metadata)
+        principal = principal or Principal.anonymous()
+        view = build_view(self.store, self.resolve(filters), principal, filters.metadata)
         order = priority_order(seeds, graph, mode)
         texts = self._visible_texts(view, [node_id for node_id, _ in order])
         taken, skipped = pack(order, texts, count_tokens, budget, max_chars)
-        return ContextResult(taken, skipped, budget, max_chars, mode)
+        result = ContextResult(taken, skipped, budget, max_chars, mode)
+        if self._trace_log:
+            trace, lines = context_entry(self._applied(view, filters, principal), result)
+            self._trace_log.write(trace, TraceLog.RESULTS_LOG, lines)
+        return result
 
     def _visible_texts(self, view: View, ids: Sequence[str]) -> dict[str, str]:
         _, holders = _node_status(view)

@@ -41,6 +41,8 @@ class Settings:
         1200, "Context fetch: token budget when --budget-from-settings is given.")
     context_prioritization: str = _setting(
         "seed_first", "Context fetch order: seed_first, graph_first or balanced.")
+    log_dir: str = _setting(
+        "", "Folder for pipeline traces and human-readable logs ('' writes none).")
 
     def with_(self, **changes: Any) -> Settings:
         known = {f.name for f in fields(self)}

@@ -22,7 +22,7 @@ from rich.table import Table
 from excerpt.engine import EMBEDDERS, Engine
 from excerpt.errors import ExcerptError
 from excerpt.ingest import FORMATS
-from excerpt.settings import load_settings
+from excerpt.settings import Settings, load_settings
 from excerpt.types import SEARCH_MODES, Filters, Principal
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -95,17 +95,23 @@ def make_principal(acl_tags: tuple[str, ...], clearances: tuple[str, ...],
 @click.option("--settings", "settings_file", default=None, envvar="EXCERPT_SETTINGS",
               type=click.Path(dir_okay=False, path_type=Path),
               help="Pipeline settings file (.toml/.yaml); options given on a command win.")
+@click.option("--log-dir", default=None, envvar="EXCERPT_LOG_DIR",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Write pipeline traces and logs here (overrides the log_dir setting).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --json on the command.")
 @click.version_option(package_name="excerpt")
 @click.pass_context
-def cli(ctx: click.Context, home: Path, settings_file: Path | None, as_json: bool) -> None:
+def cli(ctx: click.Context, home: Path, settings_file: Path | None, log_dir: Path | None,
+        as_json: bool) -> None:
     """excerpt: a grounded retrieval engine over your books, regulations and code."""
     ctx.ensure_object(dict)
     ctx.obj["json"] = ctx.obj.get("json", False) or as_json
     try:
-        settings = load_settings(settings_file) if settings_file else None
+        settings = load_settings(settings_file) if settings_file else Settings()
     except ExcerptError as exc:
         raise click.BadParameter(str(exc), param_hint="--settings") from None
+    if log_dir is not None:
+        settings = settings.with_(log_dir=str(log_dir))
     ctx.obj["engine"] = Engine(home, settings)
     ctx.call_on_close(ctx.obj["engine"].close)
 
