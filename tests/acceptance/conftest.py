@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from excerpt.engine import Engine
+from excerpt.settings import Settings
 
 FAKE_SET = "Fake_snapshot"
 
@@ -25,12 +27,27 @@ class FakeEnterprise:
     run_ids: tuple[int, int]
 
     def engine(self) -> Engine:
-        return Engine(self.home)
+        """An engine on the store; traces and logs go to $EXCERPT_LOG_DIR when it is set (the
+        integration runner, tools/run_retrieval_integration_tests.sh, sets it)."""
+        return Engine(self.home, Settings(log_dir=os.environ.get("EXCERPT_LOG_DIR", "")))
+
+
+def prepared_store(home: Path) -> FakeEnterprise:
+    """A store the integration runner built: both bundles imported, the set created."""
+    engine = Engine(home)
+    sets = {s["name"]: s["snapshot_ids"] for s in engine.snapshots("code")["sets"]}
+    if FAKE_SET not in sets or len(sets[FAKE_SET]) != 2:
+        pytest.fail(f"{home} has no snapshot set {FAKE_SET} of two snapshots")
+    runs = {r.snapshot_id: r.run_id for r in engine.store.runs()}
+    a, b = sets[FAKE_SET]
+    return FakeEnterprise(home, "code", a, b, (runs[a], runs[b]))
 
 
 @pytest.fixture(scope="session")
 def fake_enterprise(shared_data: Callable[..., Path],
                     tmp_path_factory: pytest.TempPathFactory) -> FakeEnterprise:
+    if os.environ.get("EXCERPT_FAKE_HOME"):
+        return prepared_store(Path(os.environ["EXCERPT_FAKE_HOME"]))
     bundles = [shared_data("fake_enterprise", f"Release_FAKE_ENTERPRISE_{v}.zip")
                for v in ("1.0", "1.1")]
     home = tmp_path_factory.mktemp("fake-enterprise") / "home"

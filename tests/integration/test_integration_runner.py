@@ -1,0 +1,46 @@
+"""tools/run_retrieval_integration_tests.sh: builds an isolated store, runs, logs, tears down."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "tools" / "run_retrieval_integration_tests.sh"
+
+
+def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(SCRIPT), *args], cwd=REPO, text=True,
+                          capture_output=True, env={**os.environ, **env}, timeout=600)
+
+
+def leftovers(tmp: Path) -> list[Path]:
+    return list(tmp.glob("excerpt-integration.*"))
+
+
+def test_runner_imports_runs_logs_and_cleans_up(shared_data: Callable[..., Path],
+                                               tmp_path: Path) -> None:
+    shared_data("fake_enterprise")
+    logs = tmp_path / "logs"
+    done = run({"INTEGRATION_LOG_DIR": str(logs), "TMPDIR": str(tmp_path)},
+               "-k", "retrieval_case or b1 or b2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "set Fake_snapshot: fdb0d25c05c0b1647d4954a0f1850aff13570970, " in done.stdout
+    assert "17 passed" in done.stdout
+    assert (logs / "pipeline_traces" / "latest.json").is_file()
+    assert (logs / "test_results_latest.log").read_text().count("Question:") == 15
+    assert leftovers(tmp_path) == []
+
+
+def test_runner_fails_cleanly_on_a_broken_bundle(tmp_path: Path) -> None:
+    broken = tmp_path / "Release_BROKEN.zip"
+    with zipfile.ZipFile(broken, "w") as zf:
+        zf.writestr("Release_BROKEN/repo_meta.json", "{not json")
+    done = run({"INTEGRATION_BUNDLE_GLOB": str(broken), "TMPDIR": str(tmp_path),
+                "INTEGRATION_LOG_DIR": str(tmp_path / "logs")})
+    assert done.returncode != 0
+    assert "repo_meta.json" in done.stderr
+    assert leftovers(tmp_path) == []
