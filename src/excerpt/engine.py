@@ -34,7 +34,7 @@ from excerpt.provenance.trace import (
 from excerpt.retrieve.dense import QueryEmbedder, search_dense
 from excerpt.retrieve.fusion import blend, rrf
 from excerpt.retrieve.lexical import search_bm25
-from excerpt.retrieve.view import Candidate, View, build_view
+from excerpt.retrieve.view import Candidate, View, ViewPart, build_view
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, Store
 from excerpt.store.segment import write_segment
@@ -217,6 +217,7 @@ class Engine:
             [n.classification_labels for n in nodes],
             vectors,
             {"analyzer": ANALYZER_VERSION, "embed_model": model},
+            [(e.from_id, e.relation, e.to_id) for e in corpus.edges],
         )
         payload = SnapshotPayload(
             collection=collection,
@@ -439,10 +440,9 @@ class Engine:
             raise InputError("--max-depth must be >= 0 and --max-nodes >= 1")
         view = build_view(self.store, self.resolve(filters), principal, filters.metadata)
         status, holders = _node_status(view)
-        adjacency = [self._adjacency(p.info.snapshot_id) for p in view.parts]
 
         def outgoing(node_id: str) -> list[Edge]:
-            return [e for i in holders(node_id) for e in adjacency[i].get(node_id, ())]
+            return [e for i in holders(node_id) for e in self._outgoing(view.parts[i], node_id)]
 
         result = expand(seeds, outgoing, status, limits)
         if self._trace_log:
@@ -502,11 +502,17 @@ class Engine:
             texts.update({node_id: n.text for (node_id, _), n in zip(pairs, nodes, strict=True)})
         return texts
 
-    def _adjacency(self, snapshot_id: str) -> dict[str, list[Edge]]:
-        """Outgoing edges of a snapshot, read once (snapshots are immutable)."""
-        if snapshot_id not in self._graphs:
-            self._graphs[snapshot_id] = adjacency(self.store.edges(snapshot_id))
-        return self._graphs[snapshot_id]
+    def _outgoing(self, part: ViewPart, node_id: str) -> list[Edge]:
+        """Edges leaving ``node_id`` in one snapshot: from its segment, or for a segment written
+        before segments held edges (format 1), from the store, read once per snapshot."""
+        segment = part.segment
+        if segment.has_edges:
+            ordinal = segment.ordinal_of[node_id]
+            return [Edge(node_id, rel, to) for rel, to in segment.outgoing(ordinal)]
+        sid = part.info.snapshot_id
+        if sid not in self._graphs:
+            self._graphs[sid] = adjacency(self.store.edge_triples(sid))
+        return self._graphs[sid].get(node_id, [])
 
     def _query_embedder(self, model: str) -> QueryEmbedder | None:
         embedder = self._embedder(model)

@@ -61,11 +61,12 @@ Adjacency = Mapping[str, Sequence[Edge]]
 """Outgoing edges by source id (every relation; the allowlist is applied while walking)."""
 
 
-def adjacency(edges: Iterable[Edge]) -> dict[str, list[Edge]]:
-    """Outgoing edges per node id, each list sorted by (relation, target) and deduplicated."""
+def adjacency(triples: Iterable[tuple[str, str, str]]) -> dict[str, list[Edge]]:
+    """Outgoing edges per node id from (from_id, relation, to_id) triples, each list sorted by
+    (relation, target) and deduplicated."""
     out: dict[str, set[tuple[str, str]]] = {}
-    for e in edges:
-        out.setdefault(e.from_id, set()).add((e.relation, e.to_id))
+    for src, rel, dst in triples:
+        out.setdefault(src, set()).add((rel, dst))
     return {src: [Edge(src, rel, dst) for rel, dst in sorted(pairs)] for src, pairs in out.items()}
 
 

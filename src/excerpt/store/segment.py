@@ -14,6 +14,10 @@ makes tie-breaking by id free):
     vectors.npy          float32[n_nodes, dim]  L2-normalised embeddings (absent: no vectors)
     acl_indptr.npy / acl_ids.npy        CSR of each node's ACL tag ids (into meta["acl_tags"])
     label_indptr.npy / label_ids.npy    CSR of each node's classification label ids
+    edge_indptr.npy      int64[n_nodes + 1]   outgoing edges of node o are [indptr[o], indptr[o+1])
+    edge_to.npy          int32[n_edges]       target, an index into edge_targets.txt
+    edge_rel.npy         int16[n_edges]       relation, an index into meta["relations"]
+    edge_targets.txt     one target id per line (targets may lie outside the snapshot)
 
 Raw term frequencies and lengths are stored, not BM25 weights: collection statistics (document
 frequency, average length) belong to the read view, which may span several segments, and are
@@ -40,7 +44,7 @@ FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-SEGMENT_FORMAT = 1
+SEGMENT_FORMAT = 2  # 2: edges (format-1 segments have none; the store still does)
 
 
 def _csr(groups: Sequence[Sequence[str]], vocab: list[str]) -> tuple[IntArray, IntArray]:
@@ -91,9 +95,15 @@ def write_segment(
     labels: Sequence[Sequence[str]],
     vectors: FloatArray | None,
     meta: dict[str, Any],
+    edges: Sequence[tuple[str, str, str]] = (),
 ) -> None:
-    """Write a segment for nodes given in ordinal order; ``folder`` must not exist yet."""
+    """Write a segment for nodes given in ordinal order; ``folder`` must not exist yet.
+
+    ``edges`` are (from_id, relation, to_id); edges leaving a node outside the segment are
+    not kept (nothing can be expanded from a node that is not there).
+    """
     folder.mkdir(parents=True)
+    relations = _write_edges(folder, ids, edges)
     vocab, indptr, docs, tfs, doc_len = _invert(tokens)
     acl_vocab = sorted({t for g in acl_tags for t in g})
     label_vocab = sorted({lab for g in labels for lab in g})
@@ -124,8 +134,28 @@ def write_segment(
         "acl_tags": acl_vocab,
         "classification_labels": label_vocab,
         "dim": int(vectors.shape[1]) if vectors is not None else 0,
+        "relations": relations,
     }
     (folder / "meta.json").write_text(json.dumps(full_meta, ensure_ascii=False), encoding="utf-8")
+
+
+def _write_edges(folder: Path, ids: Sequence[str],
+                 edges: Sequence[tuple[str, str, str]]) -> list[str]:
+    ordinal = {node_id: i for i, node_id in enumerate(ids)}
+    kept = sorted({(ordinal[f], r, t) for f, r, t in edges if f in ordinal})
+    relations = sorted({r for _, r, _ in kept})
+    targets = sorted({t for _, _, t in kept})
+    rel_id = {r: i for i, r in enumerate(relations)}
+    target_id = {t: i for i, t in enumerate(targets)}
+    counts = np.bincount(np.asarray([o for o, _, _ in kept], dtype=np.int64),
+                         minlength=len(ids))
+    indptr = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    _save(folder, "edge_indptr.npy", indptr)
+    _save(folder, "edge_to.npy", np.asarray([target_id[t] for _, _, t in kept], dtype=np.int32))
+    _save(folder, "edge_rel.npy", np.asarray([rel_id[r] for _, r, _ in kept], dtype=np.int16))
+    (folder / "edge_targets.txt").write_text("\n".join(targets), encoding="utf-8")
+    return relations
 
 
 @dataclass(frozen=True)
@@ -142,6 +172,7 @@ class Segment:
         self.snapshot_id = snapshot_id
         self.meta: dict[str, Any] = json.loads((folder / "meta.json").read_text("utf-8"))
         self._masks: dict[Principal, BoolArray] = {}
+        self._arrays: dict[str, npt.NDArray[Any]] = {}
 
     def _load(self, name: str) -> npt.NDArray[Any]:
         """Memory-mapped, seen as a plain ndarray: np.memmap's slicing costs ~6 us a call."""
@@ -196,6 +227,31 @@ class Segment:
     def vectors(self) -> FloatArray | None:
         path = self.folder / "vectors.npy"
         return self._load("vectors.npy") if path.exists() else None
+
+    @cached_property
+    def _edge_targets(self) -> list[str]:
+        text = (self.folder / "edge_targets.txt").read_text("utf-8")
+        return text.split("\n") if text else []
+
+    @property
+    def has_edges(self) -> bool:
+        return (self.folder / "edge_indptr.npy").exists()
+
+    def outgoing(self, ordinal: int) -> list[tuple[str, str]]:
+        """(relation, to_id) of the edges leaving node ``ordinal``, sorted."""
+        indptr = self._load_cached("edge_indptr.npy")
+        start, end = int(indptr[ordinal]), int(indptr[ordinal + 1])
+        if start == end:
+            return []
+        relations, targets = self.meta["relations"], self._edge_targets
+        to = self._load_cached("edge_to.npy")[start:end].tolist()
+        rel = self._load_cached("edge_rel.npy")[start:end].tolist()
+        return [(relations[r], targets[t]) for r, t in zip(rel, to, strict=True)]
+
+    def _load_cached(self, name: str) -> npt.NDArray[Any]:
+        if name not in self._arrays:
+            self._arrays[name] = self._load(name)
+        return self._arrays[name]
 
     def postings(self, term: str) -> Postings | None:
         tid = self.term_ids.get(term)

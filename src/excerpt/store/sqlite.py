@@ -377,6 +377,14 @@ class SQLiteStore:
         ).fetchall()
         return [Edge(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
+    def edge_triples(self, snapshot_id: str) -> list[tuple[str, str, str]]:
+        rows = self._conn.execute(
+            "SELECT DISTINCT from_id, relation, to_id FROM edges WHERE snapshot_id = ? "
+            "ORDER BY from_id, relation, to_id",
+            (snapshot_id,),
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
     # -- vector cache ---------------------------------------------------------------------------
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
