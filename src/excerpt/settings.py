@@ -109,7 +109,9 @@ def _read_settings_file(path: Path) -> dict[str, Any]:
 def _coerce(path: Path, name: str, value: Any, default: Any) -> Any:
     if isinstance(default, tuple):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise InputError(f"{path}: {name} must be a list of strings")
+            hint = (" (YAML reads On, Off, Yes and No as booleans: quote them)"
+                    if isinstance(value, list) and any(isinstance(v, bool) for v in value) else "")
+            raise InputError(f"{path}: {name} must be a list of strings{hint}")
         return tuple(value)
     if isinstance(default, bool) or not isinstance(default, (int, float)):
         ok = isinstance(value, type(default))
