@@ -4,26 +4,25 @@
              -> publish (one transaction)
     search:  resolve the read view -> security + metadata masks -> analyze the query
              -> bm25 | semantic | hybrid fusion -> fetch the hit nodes
+    graph:   the same view -> breadth-first over allow-listed edges of visible nodes
+    context: the same view -> whole node texts in priority order under the budgets
+
+Ingestion itself lives in :mod:`excerpt.ingest.pipeline`; traces in :mod:`excerpt.provenance`.
 """
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
-from excerpt.analyze import ANALYZER_VERSION, analyze, analyze_many, detect_language
+from excerpt.analyze import analyze, detect_language
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
-from excerpt.errors import CorpusError, ExcerptError, InputError, NotFoundError
+from excerpt.errors import InputError, NotFoundError
 from excerpt.graph.expand import GraphLimits, GraphResult, NodeStatus, adjacency, expand
-from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.detect import load
+from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
 from excerpt.provenance.trace import (
     TraceLog,
     context_entry,
@@ -36,8 +35,7 @@ from excerpt.retrieve.fusion import blend, rrf
 from excerpt.retrieve.lexical import search_bm25
 from excerpt.retrieve.view import Candidate, View, ViewPart, build_view
 from excerpt.settings import Settings
-from excerpt.store.base import SnapshotInfo, SnapshotPayload, Store
-from excerpt.store.segment import write_segment
+from excerpt.store.base import SnapshotInfo, Store
 from excerpt.store.sqlite import SQLiteStore
 from excerpt.tokens import count_tokens
 from excerpt.types import (
@@ -45,54 +43,12 @@ from excerpt.types import (
     Edge,
     Filters,
     Hit,
-    IngestIssue,
     Node,
     Principal,
     SearchMode,
 )
 
-Progress = Callable[[str, int, int], None]
-"""progress(stage, done, total): called as a long stage advances."""
-
-EMBEDDERS = ("auto", "minilm", "e5", "none")
-
-
-def _no_progress(stage: str, done: int, total: int) -> None:
-    return None
-
-
-@dataclass(frozen=True)
-class IngestResult:
-    collection: str
-    snapshot_id: str | None
-    import_run_id: int
-    status: str
-    documents: int
-    nodes: int
-    edges: int
-    seconds: float
-    errors: list[IngestIssue]
-    embedded: int = 0
-    embed_model: str | None = None
-    message: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out = {
-            "collection": self.collection,
-            "snapshot_id": self.snapshot_id,
-            "import_run_id": self.import_run_id,
-            "status": self.status,
-            "documents": self.documents,
-            "nodes": self.nodes,
-            "edges": self.edges,
-            "seconds": round(self.seconds, 3),
-            "errors": [e.to_json() for e in self.errors],
-            "embedded": self.embedded,
-            "embed_model": self.embed_model,
-        }
-        if self.message:
-            out["message"] = self.message
-        return out
+__all__ = ["EMBEDDERS", "Engine", "IngestResult", "Progress", "SearchResult"]
 
 
 @dataclass(frozen=True)
@@ -153,106 +109,12 @@ class Engine:
         snapshot_name: str | None = None,
         embedder: str = "auto",
         source: str | None = None,
-        progress: Progress = _no_progress,
+        progress: Progress = no_progress,
     ) -> IngestResult:
         """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed')."""
-        if embedder not in EMBEDDERS:
-            raise InputError(f"unknown embedder {embedder!r}; choose one of {EMBEDDERS}")
-        resolved = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
-        if not resolved:
-            raise InputError("nothing to ingest: give at least one path")
-        for p in resolved:
-            if not p.exists():
-                raise InputError(f"{p}: no such file or directory")
-        guess = source or "|".join(sorted(str(p.resolve()) for p in resolved))
-        started = time.perf_counter()
-        run_id = self.store.begin_run(collection, guess, fmt)
-        issues: list[IngestIssue] = []
-        try:
-            options = LoadOptions(
-                acl_tags=tuple(sorted(set(acl_tags))),
-                classification_labels=tuple(sorted(set(classification_labels))),
-                chunk_chars=self.settings.chunk_chars,
-                overlap_chars=self.settings.chunk_overlap,
-            )
-            progress("load", 0, 1)
-            corpus = load(resolved, fmt, options)
-            progress("load", 1, 1)
-            issues = list(corpus.errors)
-            if source:
-                corpus.source = source
-            return self._build_and_publish(
-                run_id, collection, corpus, snapshot_name, embedder, started, progress
-            )
-        except BaseException as exc:
-            reason = str(exc) if isinstance(exc, ExcerptError) else f"interrupted: {exc!r}"
-            self.store.fail_run(run_id, reason, issues, time.perf_counter() - started)
-            raise
-
-    def _build_and_publish(
-        self,
-        run_id: int,
-        collection: str,
-        corpus: LoadedCorpus,
-        snapshot_name: str | None,
-        embedder: str,
-        started: float,
-        progress: Progress,
-    ) -> IngestResult:
-        nodes = _checked_nodes(corpus.nodes)
-        texts = [_index_text(n, corpus.index_titles) for n in nodes]
-        languages = [detect_language(t) for t in texts]
-        nodes = [_with_language(n, lang) for n, lang in zip(nodes, languages, strict=True)]
-        progress("analyze", 0, len(texts))
-        tokens = analyze_many(texts)
-        progress("analyze", len(texts), len(texts))
-        model = self._choose_model(embedder, languages)
-        vectors, embedded = self._embed(model, texts, progress)
-        staging = self.store.staging_dir(run_id)
-        write_segment(
-            staging,
-            [n.id for n in nodes],
-            tokens,
-            [n.acl_tags for n in nodes],
-            [n.classification_labels for n in nodes],
-            vectors,
-            {"analyzer": ANALYZER_VERSION, "embed_model": model},
-            [(e.from_id, e.relation, e.to_id) for e in corpus.edges],
-        )
-        payload = SnapshotPayload(
-            collection=collection,
-            source=corpus.source,
-            documents=corpus.documents,
-            nodes=nodes,
-            edges=corpus.edges,
-            errors=corpus.errors,
-            segment_dir=staging,
-            snapshot_id=corpus.snapshot_hint,
-            name=snapshot_name,
-            embed_model=model,
-        )
-        info = self.store.publish(run_id, payload, time.perf_counter() - started)
-        return IngestResult(
-            collection=collection,
-            snapshot_id=info.snapshot_id,
-            import_run_id=run_id,
-            status="completed",
-            documents=info.documents,
-            nodes=info.nodes,
-            edges=info.edges,
-            seconds=time.perf_counter() - started,
-            errors=corpus.errors,
-            embedded=embedded,
-            embed_model=model,
-        )
-
-    def _choose_model(self, embedder: str, languages: Sequence[str]) -> str | None:
-        if embedder == "none" or not languages:
-            return None
-        if embedder != "auto":
-            return embedder
-        korean = sum(1 for lang in languages if lang == "ko") / len(languages)
-        return "e5" if korean >= self.settings.korean_share_for_e5 else "minilm"
+        return Importer(self.store, self.settings, self._embedder).run(
+            paths, collection, fmt, acl_tags, classification_labels, snapshot_name, embedder,
+            source, progress)
 
     def _embedder(self, model: str) -> Any:
         if model not in self._embedders:
@@ -260,23 +122,6 @@ class Engine:
 
             self._embedders[model] = get_embedder(model)
         return self._embedders[model]
-
-    def _embed(
-        self, model: str | None, texts: Sequence[str], progress: Progress
-    ) -> tuple[npt.NDArray[np.float32] | None, int]:
-        if model is None:
-            return None, 0
-        from excerpt.embed import embed_with_cache
-
-        progress("embed", 0, len(texts))
-        vectors, embedded = embed_with_cache(
-            self._embedder(model),
-            texts,
-            self.store,
-            batch_size=self.settings.embed_batch,
-            progress=lambda done: progress("embed", done, len(texts)),
-        )
-        return vectors, embedded
 
     # -- snapshots ------------------------------------------------------------------------------
 
@@ -547,26 +392,3 @@ def _node_status(view: View) -> tuple[Callable[[str], NodeStatus], Callable[[str
         return "hidden" if exists else "missing"
 
     return status, holders
-
-
-def _checked_nodes(nodes: Sequence[Node]) -> list[Node]:
-    if not nodes:
-        raise CorpusError("the corpus has no text to index")
-    ordered = sorted(nodes, key=lambda n: n.id)
-    for a, b in itertools.pairwise(ordered):
-        if a.id == b.id:
-            raise CorpusError(f"duplicate node id {a.id!r}")
-    for n in ordered:
-        if "\n" in n.id or not n.id:
-            raise CorpusError(f"invalid node id {n.id!r}: ids are non-empty single lines")
-    return ordered
-
-
-def _index_text(node: Node, with_title: bool) -> str:
-    return f"{node.title}\n{node.text}" if with_title and node.title else node.text
-
-
-def _with_language(node: Node, language: str) -> Node:
-    if node.metadata.get("language") == language:
-        return node
-    return replace(node, metadata={**node.metadata, "language": language})

@@ -153,7 +153,7 @@ def _csharp_nodes(bundle: _Bundle, options: LoadOptions) -> list[Node]:
             id=str(node_id), document_id=str(path), text=str(text),
             title=".".join(p for p in (cls, member) if p), source=str(path),
             acl_tags=acl, classification_labels=classes,
-            metadata={"language": "csharp", "file": path, "class": cls, "member": member,
+            metadata={"code_language": "csharp", "file": path, "class": cls, "member": member,
                       "type": chunk.get("Type", ""), "project": chunk.get("ProjectName", ""),
                       "chunk_part": chunk.get("ChunkPart", 1),
                       "chunk_total": chunk.get("ChunkTotal", 1),
@@ -180,7 +180,7 @@ def _sql_nodes(bundle: _Bundle, options: LoadOptions) -> list[Node]:
         nodes.append(Node(
             id=str(key), document_id=str(path), text=str(body), title=record.get("name", key),
             source=str(path), acl_tags=acl, classification_labels=classes,
-            metadata={"language": "sql", "file": path, "kind": record.get("kind", ""),
+            metadata={"code_language": "sql", "file": path, "kind": record.get("kind", ""),
                       "schema": record.get("schema", ""), "name": record.get("name", ""),
                       "owner_id": record.get("owner_id", "")},
         ))
@@ -201,10 +201,10 @@ def _check_unique(nodes: list[Node], path: Path) -> None:
 
 
 def _documents(nodes: list[Node], repo: str, meta: dict[str, Any]) -> list[Document]:
-    files = sorted({(n.document_id, n.metadata["language"]) for n in nodes})
+    files = sorted({(n.document_id, n.metadata["code_language"]) for n in nodes})
     info = {"repo": repo, "branch": meta.get("Branch", ""), "head_sha": meta.get("HeadSha", "")}
     return [Document(id=path, title=path.rsplit("/", 1)[-1], source=path,
-                     metadata={**info, "language": language}) for path, language in files]
+                     metadata={**info, "code_language": language}) for path, language in files]
 
 
 def _csharp_edges(bundle: _Bundle) -> list[Edge]:
@@ -213,7 +213,7 @@ def _csharp_edges(bundle: _Bundle) -> list[Edge]:
     deps = bundle.json(DEPENDENCIES)
     if not isinstance(deps, dict) or not all(isinstance(v, list) for v in deps.values()):
         raise CorpusError(f"{bundle.path}: {DEPENDENCIES} must map ids to lists of ids")
-    return [Edge(src, CSHARP_DEPENDENCY, str(dst), {"language": "csharp"})
+    return [Edge(src, CSHARP_DEPENDENCY, str(dst), {"code_language": "csharp"})
             for src in sorted(deps) for dst in deps[src]]
 
 
@@ -222,7 +222,8 @@ def _sql_edges(bundle: _Bundle) -> list[Edge]:
     for lineno, row in enumerate(_csv(bundle, SQL_EDGES), start=2):
         where = f"{bundle.path}: {SQL_EDGES} line {lineno}"
         src, dst, rel = (_field(row, k, where) for k in ("from", "to", "relation"))
-        edges.append(Edge(src, rel, dst, {"language": "sql", "to_kind": row.get("to_kind", ""),
+        edges.append(Edge(src, rel, dst, {"code_language": "sql",
+                                          "to_kind": row.get("to_kind", ""),
                                           "file": row.get("file", "")}))
     return edges
 

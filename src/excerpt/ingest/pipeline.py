@@ -1,0 +1,232 @@
+"""One import run: load, check, analyse, embed, write the segment, publish — or fail cleanly.
+
+The engine calls :class:`Importer`; everything an import needs is given to it (the store, the
+settings and a function that returns an embedder by name), so it can be tested and reused alone.
+An exception anywhere marks the run failed (with the files already reported) and re-raises;
+the store's publish step makes the snapshot visible all at once or not at all.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from excerpt.analyze import ANALYZER_VERSION, analyze_many, detect_language
+from excerpt.errors import CorpusError, ExcerptError, InputError
+from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.detect import load
+from excerpt.settings import Settings
+from excerpt.store.base import SnapshotPayload, Store
+from excerpt.store.segment import write_segment
+from excerpt.types import IngestIssue, Node
+
+Progress = Callable[[str, int, int], None]
+"""progress(stage, done, total): called as a long stage advances."""
+
+EMBEDDERS = ("auto", "minilm", "e5", "none")
+
+
+def no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    collection: str
+    snapshot_id: str | None
+    import_run_id: int
+    status: str
+    documents: int
+    nodes: int
+    edges: int
+    seconds: float
+    errors: list[IngestIssue]
+    embedded: int = 0
+    embed_model: str | None = None
+    message: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "collection": self.collection,
+            "snapshot_id": self.snapshot_id,
+            "import_run_id": self.import_run_id,
+            "status": self.status,
+            "documents": self.documents,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "seconds": round(self.seconds, 3),
+            "errors": [e.to_json() for e in self.errors],
+            "embedded": self.embedded,
+            "embed_model": self.embed_model,
+        }
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+class Importer:
+    """Runs import runs against one store with one set of settings."""
+
+    def __init__(self, store: Store, settings: Settings,
+                 embedder_for: Callable[[str], Any]) -> None:
+        self.store = store
+        self.settings = settings
+        self._embedder = embedder_for
+
+    def run(
+        self,
+        paths: Path | str | Sequence[Path | str],
+        collection: str = "default",
+        fmt: str = "auto",
+        acl_tags: Sequence[str] = (),
+        classification_labels: Sequence[str] = (),
+        snapshot_name: str | None = None,
+        embedder: str = "auto",
+        source: str | None = None,
+        progress: Progress = no_progress,
+    ) -> IngestResult:
+        """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed')."""
+        if embedder not in EMBEDDERS:
+            raise InputError(f"unknown embedder {embedder!r}; choose one of {EMBEDDERS}")
+        resolved = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+        if not resolved:
+            raise InputError("nothing to ingest: give at least one path")
+        for p in resolved:
+            if not p.exists():
+                raise InputError(f"{p}: no such file or directory")
+        guess = source or "|".join(sorted(str(p.resolve()) for p in resolved))
+        started = time.perf_counter()
+        run_id = self.store.begin_run(collection, guess, fmt)
+        issues: list[IngestIssue] = []
+        try:
+            options = LoadOptions(
+                acl_tags=tuple(sorted(set(acl_tags))),
+                classification_labels=tuple(sorted(set(classification_labels))),
+                chunk_chars=self.settings.chunk_chars,
+                overlap_chars=self.settings.chunk_overlap,
+            )
+            progress("load", 0, 1)
+            corpus = load(resolved, fmt, options)
+            progress("load", 1, 1)
+            issues = list(corpus.errors)
+            if source:
+                corpus.source = source
+            return self._build_and_publish(
+                run_id, collection, corpus, snapshot_name, embedder, started, progress
+            )
+        except BaseException as exc:
+            reason = str(exc) if isinstance(exc, ExcerptError) else f"interrupted: {exc!r}"
+            self.store.fail_run(run_id, reason, issues, time.perf_counter() - started)
+            raise
+
+    def _build_and_publish(
+        self,
+        run_id: int,
+        collection: str,
+        corpus: LoadedCorpus,
+        snapshot_name: str | None,
+        embedder: str,
+        started: float,
+        progress: Progress,
+    ) -> IngestResult:
+        nodes = _checked_nodes(corpus.nodes)
+        texts = [_index_text(n, corpus.index_titles) for n in nodes]
+        languages = [detect_language(t) for t in texts]
+        nodes = [_with_language(n, lang) for n, lang in zip(nodes, languages, strict=True)]
+        progress("analyze", 0, len(texts))
+        tokens = analyze_many(texts)
+        progress("analyze", len(texts), len(texts))
+        model = self._choose_model(embedder, languages)
+        vectors, embedded = self._embed(model, texts, progress)
+        staging = self.store.staging_dir(run_id)
+        write_segment(
+            staging,
+            [n.id for n in nodes],
+            tokens,
+            [n.acl_tags for n in nodes],
+            [n.classification_labels for n in nodes],
+            vectors,
+            {"analyzer": ANALYZER_VERSION, "embed_model": model},
+            [(e.from_id, e.relation, e.to_id) for e in corpus.edges],
+        )
+        payload = SnapshotPayload(
+            collection=collection,
+            source=corpus.source,
+            documents=corpus.documents,
+            nodes=nodes,
+            edges=corpus.edges,
+            errors=corpus.errors,
+            segment_dir=staging,
+            snapshot_id=corpus.snapshot_hint,
+            name=snapshot_name,
+            embed_model=model,
+        )
+        info = self.store.publish(run_id, payload, time.perf_counter() - started)
+        return IngestResult(
+            collection=collection,
+            snapshot_id=info.snapshot_id,
+            import_run_id=run_id,
+            status="completed",
+            documents=info.documents,
+            nodes=info.nodes,
+            edges=info.edges,
+            seconds=time.perf_counter() - started,
+            errors=corpus.errors,
+            embedded=embedded,
+            embed_model=model,
+        )
+
+    def _choose_model(self, embedder: str, languages: Sequence[str]) -> str | None:
+        if embedder == "none" or not languages:
+            return None
+        if embedder != "auto":
+            return embedder
+        korean = sum(1 for lang in languages if lang == "ko") / len(languages)
+        return "e5" if korean >= self.settings.korean_share_for_e5 else "minilm"
+
+    def _embed(
+        self, model: str | None, texts: Sequence[str], progress: Progress
+    ) -> tuple[npt.NDArray[np.float32] | None, int]:
+        if model is None:
+            return None, 0
+        from excerpt.embed import embed_with_cache
+
+        progress("embed", 0, len(texts))
+        vectors, embedded = embed_with_cache(
+            self._embedder(model),
+            texts,
+            self.store,
+            batch_size=self.settings.embed_batch,
+            progress=lambda done: progress("embed", done, len(texts)),
+        )
+        return vectors, embedded
+
+
+def _checked_nodes(nodes: Sequence[Node]) -> list[Node]:
+    if not nodes:
+        raise CorpusError("the corpus has no text to index")
+    ordered = sorted(nodes, key=lambda n: n.id)
+    for a, b in itertools.pairwise(ordered):
+        if a.id == b.id:
+            raise CorpusError(f"duplicate node id {a.id!r}")
+    for n in ordered:
+        if "\n" in n.id or not n.id:
+            raise CorpusError(f"invalid node id {n.id!r}: ids are non-empty single lines")
+    return ordered
+
+
+def _index_text(node: Node, with_title: bool) -> str:
+    return f"{node.title}\n{node.text}" if with_title and node.title else node.text
+
+
+def _with_language(node: Node, language: str) -> Node:
+    if node.metadata.get("language") == language:
+        return node
+    return replace(node, metadata={**node.metadata, "language": language})
