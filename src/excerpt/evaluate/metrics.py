@@ -1,6 +1,10 @@
 """IR metrics through pytrec_eval (trec_eval's own code), and latency percentiles.
 
 MRR@10 is trec_eval's ``recip_rank`` on runs cut to their first 10 results.
+
+trec_eval orders tied scores by document id *descending*, excerpt by id ascending. So that every
+metric scores the ranking excerpt returned, each run is first put in excerpt's order (score
+descending, then id) and its scores replaced by strictly decreasing rank scores.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]
 
 
-def _cut(run: Run, depth: int) -> dict[str, dict[str, float]]:
+def _ranked(run: Run, depth: int | None = None) -> dict[str, dict[str, float]]:
+    """Each query's documents in excerpt's order, scored n, n-1, ..., 1 (no ties left)."""
     out = {}
     for qid, docs in run.items():
-        best = sorted(docs.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
-        out[qid] = dict(best)
+        order = sorted(docs.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
+        out[qid] = {doc: float(len(order) - i) for i, (doc, _) in enumerate(order)}
     return out
 
 
@@ -31,11 +36,11 @@ def ir_metrics(qrels: Qrels, run: Run) -> dict[str, float]:
     judged = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items() if docs}
     if not judged:
         raise ValueError("no judged queries")
-    full = {q: dict(run.get(q, {})) or {"__none__": 0.0} for q in judged}
+    full = _ranked({q: dict(run.get(q, {})) or {"__none__": 0.0} for q in judged})
     ev = pytrec_eval.RelevanceEvaluator(judged, {"ndcg_cut.10", "recall.10,100"})
     per_q = ev.evaluate(full)
     ev_rr = pytrec_eval.RelevanceEvaluator(judged, {"recip_rank"})
-    per_q_rr = ev_rr.evaluate(_cut(full, 10))
+    per_q_rr = ev_rr.evaluate(_ranked(full, 10))
     n = len(judged)
     return {
         "ndcg@10": sum(m["ndcg_cut_10"] for m in per_q.values()) / n,

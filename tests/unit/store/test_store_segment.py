@@ -1,0 +1,130 @@
+"""Segments: what write_segment writes is what Segment reads; the visibility mask; id order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from excerpt.analyze import analyze
+from excerpt.engine import Engine
+from excerpt.store.segment import Segment, write_segment
+from excerpt.types import Principal
+
+
+def test_round_trip_of_ids_postings_lengths_vectors_and_meta(tmp_path: Path) -> None:
+    tokens = [["x", "y", "x"], ["y"], ["z", "x"]]
+    vectors = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
+    write_segment(tmp_path / "s", ["a", "b", "c"], tokens, [()] * 3, [()] * 3, vectors,
+                  {"embed_model": "m", "analyzer": "v1"})
+    seg = Segment(tmp_path / "s", "snap")
+    assert (seg.ids, seg.ordinal_of, seg.size) == (["a", "b", "c"], {"a": 0, "b": 1, "c": 2}, 3)
+    assert seg.term_ids == {"x": 0, "y": 1, "z": 2}  # sorted vocabulary
+    expected = {"x": ([0, 2], [2.0, 1.0]), "y": ([0, 1], [1.0, 1.0]), "z": ([2], [1.0])}
+    for term, (docs, tf) in expected.items():
+        post = seg.postings(term)
+        assert post is not None
+        assert (post.docs.tolist(), post.tf.tolist()) == (docs, tf), term
+        assert seg.doc_freq(term) == len(docs)
+    assert seg.postings("w") is None and seg.doc_freq("w") == 0
+    assert seg.doc_len.tolist() == [3.0, 1.0, 2.0] and seg.total_length == 6.0
+    assert seg.vectors is not None and seg.vectors.dtype == np.float32
+    np.testing.assert_array_equal(seg.vectors, vectors)
+    assert seg.embed_model == "m"
+    assert seg.meta["analyzer"] == "v1"
+    assert {k: seg.meta[k] for k in ("nodes", "terms", "postings", "dim")} == {
+        "nodes": 3, "terms": 3, "postings": 5, "dim": 2}
+    assert seg.meta == json.loads((tmp_path / "s" / "meta.json").read_text("utf-8"))
+
+
+def test_without_vectors_there_is_no_model(tmp_path: Path) -> None:
+    write_segment(tmp_path / "s", ["a"], [["x"]], [()], [()], None, {"embed_model": "m"})
+    seg = Segment(tmp_path / "s", "snap")
+    assert seg.vectors is None and seg.embed_model is None
+    assert seg.meta["dim"] == 0 and not (tmp_path / "s" / "vectors.npy").exists()
+
+
+def test_the_folder_must_not_exist(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    with pytest.raises(FileExistsError):
+        write_segment(tmp_path / "s", ["a"], [["x"]], [()], [()], None, {})
+
+
+# node id -> (ACL tags, classification labels)
+NODES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "n0": ((), ()),                       # public
+    "n1": (("hr",), ()),                  # one tag
+    "n2": (("eng", "hr"), ()),            # two tags: either one is enough
+    "n3": ((), ("secret",)),              # one label
+    "n4": ((), ("pii", "secret")),        # two labels: both are needed
+    "n5": (("eng",), ("secret",)),        # a tag and a label: both rules apply
+    "n6": (("fin",), ("pii",)),
+}
+# principal -> the nodes it sees
+TABLE: list[tuple[Principal, set[str]]] = [
+    (Principal.anonymous(), {"n0"}),
+    (Principal.admin(), set(NODES)),
+    (Principal(frozenset({"hr"})), {"n0", "n1", "n2"}),
+    (Principal(frozenset({"eng"})), {"n0", "n2"}),
+    (Principal(frozenset({"eng"}), frozenset({"secret"})), {"n0", "n2", "n3", "n5"}),
+    (Principal(clearances=frozenset({"secret"})), {"n0", "n3"}),
+    (Principal(clearances=frozenset({"pii"})), {"n0"}),
+    (Principal(clearances=frozenset({"pii", "secret"})), {"n0", "n3", "n4"}),
+    (Principal(frozenset({"fin", "hr"}), frozenset({"pii"})), {"n0", "n1", "n2", "n6"}),
+    (Principal(frozenset({"eng", "fin", "hr"}), frozenset({"pii", "secret"})), set(NODES)),
+    (Principal(frozenset({"ops"}), frozenset({"top"})), {"n0"}),  # unknown to the segment
+]
+
+
+@pytest.fixture()
+def secured(tmp_path: Path) -> Segment:
+    ids = sorted(NODES)
+    write_segment(tmp_path / "s", ids, [["x"]] * len(ids), [NODES[i][0] for i in ids],
+                  [NODES[i][1] for i in ids], None, {})
+    return Segment(tmp_path / "s", "snap")
+
+
+@pytest.mark.parametrize("principal, sees", TABLE)
+def test_visible_mask(secured: Segment, principal: Principal, sees: set[str]) -> None:
+    mask = secured.visible(principal)
+    assert mask.dtype == np.bool_
+    assert {i for i, ok in zip(secured.ids, mask.tolist(), strict=True) if ok} == sees
+    # the same rule as Principal.can_see, node by node
+    assert sees == {i for i, (tags, labels) in NODES.items() if principal.can_see(tags, labels)}
+    assert secured.visible(principal) is mask  # computed once per principal
+
+
+def test_untagged_segment_is_public(tmp_path: Path) -> None:
+    write_segment(tmp_path / "s", ["a", "b"], [["x"], ["y"]], [()] * 2, [()] * 2, None, {})
+    seg = Segment(tmp_path / "s", "snap")
+    assert seg.visible(Principal.anonymous()).tolist() == [True, True]
+
+
+def test_write_segment_keeps_the_order_it_is_given(tmp_path: Path) -> None:
+    # the contract: nodes arrive in ordinal order; sorting them by id is the caller's job
+    write_segment(tmp_path / "s", ["b", "a"], [["x"], ["y"]], [()] * 2, [()] * 2, None, {})
+    seg = Segment(tmp_path / "s", "snap")
+    assert seg.ids == ["b", "a"]
+    post = seg.postings("y")
+    assert post is not None and post.docs.tolist() == [1]
+
+
+def test_ingested_segments_are_in_id_order(tmp_path: Path) -> None:
+    records = [("m2", "mango"), ("a10", "apple"), ("z", "zucchini"), ("a9", "avocado")]
+    corpus = tmp_path / "beir" / "corpus.jsonl"
+    corpus.parent.mkdir()
+    corpus.write_text("".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in records),
+                      "utf-8")
+    engine = Engine(tmp_path / "home")
+    try:
+        result = engine.ingest([corpus], fmt="beir", embedder="none")
+        assert result.snapshot_id is not None
+        seg = engine.store.segment(result.snapshot_id)
+        assert seg.ids == ["a10", "a9", "m2", "z"]
+        for node_id, text in records:  # each node's postings moved with it
+            post = seg.postings(analyze(text)[0])
+            assert post is not None and post.docs.tolist() == [seg.ordinal_of[node_id]]
+    finally:
+        engine.close()
