@@ -64,10 +64,6 @@ def test_hybrid_is_the_configured_fusion_of_the_two_legs(english_home: Path, fus
     assert fused[0].id == "parking.md:0000"
 
 
-def test_default_fusion_is_the_measured_winner() -> None:
-    assert Settings().fusion == "blend"  # bench/RESULTS.md: SciFact 0.7322 vs RRF 0.7159
-
-
 def test_semantic_finds_a_paraphrase_that_shares_no_term(english_home: Path) -> None:
     engine = Engine(english_home)
     semantic = engine.search("burning mountain", Filters(collection="notes"), ADMIN, "semantic", 1)
