@@ -6,10 +6,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from excerpt.errors import InputError
-from excerpt.ingest._common import require_paths
+from excerpt.ingest._common import require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.beir import CORPUS_FILE, load_beir
 from excerpt.ingest.code_bundle import load_code_bundle, looks_like_code_bundle
+from excerpt.ingest.code_source import load_code_source
 from excerpt.ingest.gutenberg import load_gutenberg, looks_like_gutenberg
 from excerpt.ingest.text import load_text
 
@@ -19,6 +20,7 @@ Loader = Callable[[Sequence[Path], LoadOptions | None], LoadedCorpus]
 
 LOADERS: dict[str, Loader] = {
     "beir": load_beir,
+    "code": load_code_source,
     "code-bundle": load_code_bundle,
     "gutenberg": load_gutenberg,
     "text": load_text,
@@ -48,12 +50,30 @@ def _detect_one(path: Path) -> str:
     if looks_like_code_bundle(path):
         return "code-bundle"
     if path.is_dir():
-        return "beir" if (path / CORPUS_FILE).is_file() else "text"
+        if (path / CORPUS_FILE).is_file():
+            return "beir"
+        return "code" if _mostly_code(path) else "text"
     if path.name == CORPUS_FILE:
         return "beir"
+    if path.suffix.lower() in CODE_SUFFIXES:
+        return "code"
     if path.suffix.lower() == ".txt" and looks_like_gutenberg(path):
         return "gutenberg"
     return "text"
+
+
+CODE_SUFFIXES = (".cs", ".sql")
+TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+
+
+def _mostly_code(folder: Path) -> bool:
+    """A folder of source code: it holds .cs/.sql files and more of them than text files."""
+    code = text = 0
+    for path in walk_files(folder):
+        suffix = path.suffix.lower()
+        code += suffix in CODE_SUFFIXES
+        text += suffix in TEXT_SUFFIXES
+    return code > 0 and code > text
 
 
 def load(

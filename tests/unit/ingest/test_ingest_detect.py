@@ -75,7 +75,8 @@ def test_unknown_and_reserved_formats(tree: dict[str, Path]) -> None:
     for name in RESERVED_FORMATS:
         with pytest.raises(InputError, match=f"format {name} is not available yet"):
             load([tree["plain"]], name, LoadOptions())
-    assert set(FORMATS) == {"auto", "text", "gutenberg", "beir", "code-bundle", *RESERVED_FORMATS}
+    assert set(FORMATS) == {"auto", "text", "gutenberg", "beir", "code", "code-bundle",
+                            *RESERVED_FORMATS}
 
 
 @pytest.mark.data
@@ -85,3 +86,18 @@ def test_real_data_detection(dorian_path: Path, iliad_path: Path, scifact_dir: P
     assert detect_format([dorian_path, iliad_path]) == "gutenberg"
     assert detect_format([scifact_dir]) == "beir"
     assert detect_format([dorian_path.parent]) == "text"
+
+
+def test_a_folder_of_source_code_is_detected(tmp_path: Path) -> None:
+    code = tmp_path / "repo"
+    (code / "src").mkdir(parents=True)
+    (code / "src" / "A.cs").write_text("class A { }")
+    (code / "db.sql").write_text("CREATE TABLE t (x INT)")
+    (code / "README.md").write_text("# repo")
+    assert detect_format([code]) == "code"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# a")
+    (notes / "b.md").write_text("# b")
+    (notes / "schema.sql").write_text("CREATE TABLE t (x INT)")
+    assert detect_format([notes]) == "text"

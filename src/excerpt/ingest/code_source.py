@@ -1,0 +1,210 @@
+"""Raw source folders: C# (``.cs``) and T-SQL (``.sql``) files -> declarations and their graph.
+
+Folders are walked recursively (hidden files and folders skipped); other files are ignored.
+Each file is one :class:`Document` (id: its path relative to the folder given, POSIX style; a
+file named directly: its file name; title: the file name; metadata ``code_language`` and
+``file``).
+Its declarations are the nodes, one each, never chunked: C# types and their methods,
+constructors and properties (:mod:`excerpt.ingest.csharp`, ids
+``CS:<Namespace>.<Class>[.<Member>]``) and T-SQL tables, views, procedures, functions,
+triggers, indexes and synonyms (:mod:`excerpt.ingest.tsql`, ids ``SQL:<schema>.<name>``).
+A node's text is the declaration as written; ``start``/``end`` are its offsets in the file's
+text (UTF-8, byte order mark dropped, line endings normalised to ``\\n``, as the text loader
+reads files), so ``node.text == text[start:end]``.  Node metadata: ``code_language``, ``file``
+(the document id) and the language's own fields (C#: ``namespace``, ``class``, ``member``,
+``type``; SQL: ``schema``, ``name``, ``type``).  Every node carries the load options' ACL tags
+and classification labels.
+
+Edges (typed, directed; see :mod:`excerpt.ingest.csharp_graph` and :mod:`excerpt.ingest.tsql`):
+``Contains``, ``References``, ``Calls``, ``Executes`` (C# and SQL), ``ReadsFrom``, ``WritesTo``,
+``FK``, ``On``, ``SynonymFor``.  SQL names are matched without regard to case, as SQL Server
+does; an edge to an object the folder does not define is kept (it is still true).  No self
+edges, no duplicates; documents, nodes, edges and issues come sorted, so a load is
+reproducible.  The source is the resolved folder given (several paths: their common folder).
+
+Bad files do not stop the load: unreadable, binary, non-UTF-8 or empty files, C# files with
+syntax errors from which no declaration can be recovered, and SQL batches sqlglot cannot parse
+(the file's other batches are kept) become :class:`IngestIssue` entries in ``errors``.  A path
+that does not exist raises :class:`InputError`; nothing readable at all, :class:`CorpusError`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from excerpt.errors import CorpusError
+from excerpt.ingest._code_text import CodeObject, unique_ids
+from excerpt.ingest._common import check_options, labels, relative_id, require_paths, walk_files
+from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.csharp import CsFile, CsSyntaxError, parse_csharp
+from excerpt.ingest.csharp_graph import csharp_edges
+from excerpt.ingest.text import read_text_file
+from excerpt.ingest.tsql import read_sql
+from excerpt.types import Document, Edge, IngestIssue, Node
+
+__all__ = ["CODE_SUFFIXES", "load_code_source"]
+
+CODE_SUFFIXES = {".cs": "csharp", ".sql": "sql"}
+_MAX_LISTED_ISSUES = 5
+
+Triple = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class _File:
+    path: Path
+    doc_id: str
+    language: str
+    text: str
+
+
+def load_code_source(paths: Sequence[Path], options: LoadOptions | None = None) -> LoadedCorpus:
+    """Load C# and T-SQL files and folders into one corpus (see the module docstring)."""
+    options = options or LoadOptions()
+    check_options(options)
+    given = require_paths(paths)
+    corpus = LoadedCorpus(source=_source_name(given))
+    files = _read_files(given, corpus.errors)
+    objects: list[tuple[_File, CodeObject]] = []
+    edges = _load_sql([f for f in files if f.language == "sql"], corpus, objects)
+    procedures = {o.id.lower() for _, o in objects if o.kind == "Procedure"}
+    edges |= _load_csharp([f for f in files if f.language == "csharp"], corpus, objects,
+                          procedures)
+    _finish(corpus, objects, edges, options)
+    if not corpus.documents:
+        raise CorpusError("no readable C# or T-SQL file in " + ", ".join(map(str, given))
+                          + _why(corpus.errors))
+    return corpus
+
+
+def _source_name(given: Sequence[Path]) -> str:
+    """The resolved folder given, or the folder holding every path given (as the other loaders,
+    a full path: two folders that share a name are two sources)."""
+    folders = [p.resolve() if p.is_dir() else p.resolve().parent for p in given]
+    return os.path.commonpath([str(f) for f in folders])
+
+
+def _read_files(given: Sequence[Path], issues: list[IngestIssue]) -> list[_File]:
+    """The readable code files under ``given``, by document id; unreadable ones reported."""
+    found: dict[str, _File] = {}
+    seen: set[Path] = set()
+    for root in sorted(given, key=lambda p: str(p.resolve())):
+        if root.is_dir():
+            candidates = [(f, relative_id(f, root)) for f in walk_files(root)
+                          if f.suffix.lower() in CODE_SUFFIXES]
+        else:
+            candidates = [(root, root.name)]
+        for path, doc_id in candidates:
+            if path.resolve() in seen:
+                continue
+            seen.add(path.resolve())
+            _read_one(path, doc_id, found, issues)
+    return [found[k] for k in sorted(found)]
+
+
+def _read_one(path: Path, doc_id: str, found: dict[str, _File], issues: list[IngestIssue]) -> None:
+    language = CODE_SUFFIXES.get(path.suffix.lower())
+    if language is None:
+        issues.append(IngestIssue(str(path), "not a C# (.cs) or T-SQL (.sql) file"))
+        return
+    if doc_id in found:
+        raise CorpusError(f"two files would get the same document id {doc_id!r}: "
+                          f"{found[doc_id].path} and {path}; load them as separate sources")
+    text, reason = read_text_file(path) if path.is_file() else (None, "not a regular file")
+    if text is None:
+        issues.append(IngestIssue(str(path), reason or "unreadable"))
+        return
+    found[doc_id] = _File(path, doc_id, language, text)
+
+
+def _load_sql(files: list[_File], corpus: LoadedCorpus,
+              objects: list[tuple[_File, CodeObject]]) -> set[Triple]:
+    """SQL documents and objects (duplicate names numbered ``#2``…); returns their edges."""
+    found: list[tuple[_File, CodeObject, set[tuple[str, str]]]] = []
+    edges: set[Triple] = set()
+    for f in files:
+        sql = read_sql(f.text)
+        corpus.errors.extend(IngestIssue(str(f.path), why, line) for line, why in sql.issues)
+        if sql.objects or not sql.issues:
+            corpus.documents.append(_document(f))
+        found.extend((f, obj, out) for obj, out in sql.objects)
+        edges |= sql.loose_edges
+    ids = unique_ids([obj.id for _, obj, _ in found], fold_case=True)
+    for (f, obj, out), oid in zip(found, ids, strict=True):
+        objects.append((f, _renamed(obj, oid)))
+        edges |= {(oid, rel, to) for rel, to in out}
+    return edges
+
+
+def _load_csharp(files: list[_File], corpus: LoadedCorpus,
+                 objects: list[tuple[_File, CodeObject]], procedures: set[str]) -> set[Triple]:
+    """C# documents and declarations (overloads numbered ``#2``…); returns their edges."""
+    parsed: list[tuple[_File, CsFile]] = []
+    for f in files:
+        try:
+            cs = parse_csharp(f.text)
+        except CsSyntaxError as exc:
+            corpus.errors.append(IngestIssue(str(f.path), str(exc), exc.line))
+            continue
+        corpus.documents.append(_document(f))
+        parsed.append((f, cs))
+    decls = [(f, d) for f, cs in parsed for d in cs.decls]
+    for (_, d), oid in zip(decls, unique_ids([f"CS:{d.key}" for _, d in decls]), strict=True):
+        d.id = oid
+    objects.extend((f, d.to_object()) for f, d in decls)
+    return csharp_edges([cs for _, cs in parsed], procedures)
+
+
+def _renamed(obj: CodeObject, oid: str) -> CodeObject:
+    if oid == obj.id:
+        return obj
+    return CodeObject(oid, obj.kind, obj.title, obj.start, obj.end, dict(obj.metadata))
+
+
+def _document(f: _File) -> Document:
+    return Document(id=f.doc_id, title=f.path.name, source=str(f.path.resolve()),
+                    metadata={"code_language": f.language, "file": f.doc_id})
+
+
+def _finish(corpus: LoadedCorpus, objects: list[tuple[_File, CodeObject]], edges: set[Triple],
+            options: LoadOptions) -> None:
+    """Nodes with their security fields, edges with SQL names in one spelling; all sorted."""
+    acl = labels(options.acl_tags)
+    classes = labels(options.classification_labels)
+    corpus.nodes = sorted(
+        (Node(id=o.id, document_id=f.doc_id, text=f.text[o.start : o.end], title=o.title,
+              source=str(f.path.resolve()), start=o.start, end=o.end, acl_tags=acl,
+              classification_labels=classes,
+              metadata={"code_language": f.language, "file": f.doc_id, **o.metadata})
+         for f, o in objects),
+        key=lambda n: n.id,
+    )
+    spelled = _sql_spelling(edges, {n.id for n in corpus.nodes})
+    triples = {(spelled.get(a, a), rel, spelled.get(b, b)) for a, rel, b in edges}
+    corpus.edges = [Edge(a, rel, b) for a, rel, b in sorted(triples) if a != b]
+    corpus.documents.sort(key=lambda d: d.id)
+    corpus.errors.sort(key=lambda i: (i.path, i.line or 0, i.reason))
+
+
+def _sql_spelling(edges: set[Triple], node_ids: set[str]) -> dict[str, str]:
+    """One spelling per SQL name (names are case-insensitive): the defining node's, else the
+    first in sorted order."""
+    best: dict[str, str] = {}
+    for oid in sorted({x for a, _, b in edges for x in (a, b)} | node_ids):
+        if oid.startswith("SQL:"):
+            best.setdefault(oid.lower(), oid)
+    for oid in node_ids:
+        if oid.startswith("SQL:"):
+            best[oid.lower()] = oid
+    return {oid: best[oid.lower()] for a, _, b in edges for oid in (a, b) if oid.startswith("SQL:")}
+
+
+def _why(issues: Sequence[IngestIssue]) -> str:
+    if not issues:
+        return " (no .cs or .sql files)"
+    listed = "; ".join(f"{i.path}: {i.reason}" for i in issues[:_MAX_LISTED_ISSUES])
+    more = len(issues) - _MAX_LISTED_ISSUES
+    return f" ({listed}{f'; and {more} more' if more > 0 else ''})"

@@ -1,0 +1,3 @@
+<<<<<<< HEAD
+=======
+>>>>>>> merge gone wrong; nothing in this file is C#
