@@ -30,9 +30,11 @@ from excerpt.provenance.trace import (
     retrieval_filters,
     search_entry,
 )
+from excerpt.query.topk import TopK, reduce_for_latency
+from excerpt.query.understand import understand
 from excerpt.retrieve.dense import QueryEmbedder, search_dense
 from excerpt.retrieve.fusion import blend, rrf
-from excerpt.retrieve.lexical import search_bm25
+from excerpt.retrieve.lexical import query_weights, search_bm25
 from excerpt.retrieve.view import Candidate, View, ViewPart, build_view
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
@@ -84,6 +86,7 @@ class Engine:
         self._store = store
         self._embedders: dict[str, Any] = {}
         self._graphs: dict[str, dict[str, list[Edge]]] = {}
+        self._warm: set[str] = set()
         self._trace_log = TraceLog(self.settings.log_dir) if self.settings.log_dir else None
 
     @property
@@ -175,9 +178,7 @@ class Engine:
             raise InputError(f"unknown mode {mode!r}; choose one of {SEARCH_MODES}")
         filters = filters or Filters()
         principal = principal or Principal.anonymous()
-        k_reason = "default" if k is None else "given"
-        k = self.settings.default_k if k is None else k
-        if k < 1:
+        if k is not None and k < 1:
             raise InputError("-k must be at least 1")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -186,13 +187,26 @@ class Engine:
         timings["filter"] = (t1 - t0) * 1000
         language = detect_language(query)
         tokens = analyze(query, language)
+        plan = understand(query, language, self.settings.query_lexicon)
+        timings.update(plan.timings_ms)
+        weights = query_weights(tokens, analyze(" ".join(plan.expanded_terms), language),
+                                self.settings.expansion_weight)
+        top, k_reason = self._top_k(k, plan.top_k)
+        if mode != "bm25":
+            for model in sorted({m for p in view.parts if (m := p.segment.embed_model)}):
+                self._warm_embedder(model)
         t2 = time.perf_counter()
         timings["analyze"] = (t2 - t1) * 1000
-        ranked, notes = self._rank(view, query, tokens, mode, k, timings)
+        ranked, notes = self._rank(view, query, weights, mode, top, timings)
+        if k is None and plan.top_k is not None:  # retrieval time; one-off model loads excluded
+            reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
+                                         self.settings.search_budget_ms)
+            top, k_reason, ranked = reduced.k, reduced.reason, ranked[: reduced.k]
         t3 = time.perf_counter()
         hits = self._fetch(view, ranked) if fetch else []
         timings["fetch"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
+        k = top
         applied = {
             "collection": filters.collection,
             "snapshot_ids": [p.info.snapshot_id for p in view.parts],
@@ -204,8 +218,8 @@ class Engine:
         analysis = {
             "language": language,
             "tokens": tokens,
-            "entities": [],
-            "expanded_terms": [],
+            "entities": [{"text": e.text, "type": e.entity_type.value} for e in plan.entities],
+            "expanded_terms": plan.expanded_terms,
             "k_reason": k_reason,
             "visible_nodes": view.visible,
             "notes": notes,
@@ -217,12 +231,19 @@ class Engine:
             self._trace_log.write(trace, TraceLog.RESULTS_LOG, lines)
         return SearchResult(query, mode, k, applied, hits, analysis, timings, ranking)
 
+    def _top_k(self, given: int | None, adaptive: TopK | None) -> tuple[int, str]:
+        if given is not None:
+            return given, "given"
+        if adaptive is not None:
+            return adaptive.k, adaptive.reason
+        return self.settings.default_k, "default"
+
     @staticmethod
     def _applied(view: View, filters: Filters, principal: Principal) -> dict[str, Any]:
         return retrieval_filters([p.info for p in view.parts], filters, principal)
 
     def _rank(
-        self, view: View, query: str, tokens: list[str], mode: SearchMode, k: int,
+        self, view: View, query: str, tokens: dict[str, float], mode: SearchMode, k: int,
         timings: dict[str, float],
     ) -> tuple[list[Candidate], list[str]]:
         notes: list[str] = []
@@ -360,8 +381,15 @@ class Engine:
         return self._graphs[sid].get(node_id, [])
 
     def _query_embedder(self, model: str) -> QueryEmbedder | None:
+        return self._warm_embedder(model).embed_query  # type: ignore[no-any-return]
+
+    def _warm_embedder(self, model: str) -> Any:
+        """The query embedder of ``model``, its model loaded (once) so no query pays for it."""
         embedder = self._embedder(model)
-        return embedder.embed_query  # type: ignore[no-any-return]
+        if model not in self._warm:
+            embedder.embed_query("warm up")
+            self._warm.add(model)
+        return embedder
 
     def _fetch(self, view: View, ranked: Sequence[Candidate]) -> list[Hit]:
         by_part: dict[int, list[Candidate]] = {}

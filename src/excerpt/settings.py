@@ -41,6 +41,12 @@ class Settings:
         1200, "Context fetch: token budget when --budget-from-settings is given.")
     context_prioritization: str = _setting(
         "seed_first", "Context fetch order: seed_first, graph_first or balanced.")
+    query_lexicon: str = _setting(
+        "", "YAML lexicon for entities and expansion ('' = the packaged Korean one).")
+    expansion_weight: float = _setting(
+        0.5, "BM25 weight of an expansion term relative to a query term.")
+    search_budget_ms: float = _setting(
+        500.0, "Search time above which the adaptive top-k is reduced.")
     log_dir: str = _setting(
         "", "Folder for pipeline traces and human-readable logs ('' writes none).")
 

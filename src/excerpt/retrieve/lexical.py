@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -39,8 +39,18 @@ def term_weight(
     return np.asarray(tf / (tf + k1 * (1.0 - b + b * length / avgdl)), dtype=np.float32)
 
 
+def query_weights(tokens: Sequence[str], extra: Sequence[str] = (),
+                  extra_weight: float = 0.5) -> dict[str, float]:
+    """Query term weights: each token counts once per occurrence; an expansion token not in the
+    query counts ``extra_weight`` per occurrence."""
+    weights: dict[str, float] = dict(Counter(tokens))
+    for token, count in Counter(t for t in extra if t not in weights).items():
+        weights[token] = extra_weight * count
+    return weights
+
+
 def bm25_scores(
-    view: View, query_tokens: Sequence[str], k1: float = K1, b: float = B
+    view: View, query_tokens: Sequence[str] | Mapping[str, float], k1: float = K1, b: float = B
 ) -> list[npt.NDArray[np.float32]]:
     """Per view part, a float32 score array over ordinals: -inf where no query term matches.
 
@@ -50,7 +60,8 @@ def bm25_scores(
     """
     n, avgdl = view.visible, view.avg_length
     gathered: list[list[tuple[IntArray, FloatArray, float]]] = [[] for _ in view.parts]
-    for term, qtf in Counter(query_tokens).items() if n else ():
+    weights = query_tokens if isinstance(query_tokens, Mapping) else Counter(query_tokens)
+    for term, qtf in weights.items() if n else ():
         matches = [_visible_postings(part, term) for part in view.parts]
         df = sum(len(m[0]) for m in matches if m is not None)
         if df == 0:
@@ -88,6 +99,7 @@ def _score_part(part: ViewPart, terms: list[tuple[IntArray, FloatArray, float]],
 
 
 def search_bm25(
-    view: View, query_tokens: Sequence[str], depth: int, k1: float = K1, b: float = B
+    view: View, query_tokens: Sequence[str] | Mapping[str, float], depth: int, k1: float = K1,
+    b: float = B,
 ) -> list[Candidate]:
     return top_candidates(view, bm25_scores(view, query_tokens, k1, b), depth)

@@ -1,0 +1,1 @@
+"""Query understanding: entities, multi-stage expansion and adaptive top-k, driven by a lexicon."""
