@@ -189,7 +189,7 @@ class Engine:
         tokens = analyze(query, language)
         plan = understand(query, language, self.settings.query_lexicon)
         timings.update(plan.timings_ms)
-        weights = query_weights(tokens, analyze(" ".join(plan.expanded_terms), language),
+        weights = query_weights(tokens, [analyze(t, language) for t in plan.expanded_terms],
                                 self.settings.expansion_weight)
         top, k_reason = self._top_k(k, plan.top_k)
         if mode != "bm25":

@@ -1,8 +1,10 @@
 """Entities in a query: article references, regulation names, keyword categories, topics.
 
 Everything language-specific comes from the :class:`~excerpt.query.lexicon.Lexicon`. A keyword
-or topic matches only at the start of a word (so particles may follow it: 신청을, 휴학은) and
-never inside another word; references and regulation names match the lexicon's patterns.
+or topic matches at the start of a word and only where a morpheme ends (Kiwi's analysis of the
+query), and not before a noun-forming suffix (XSN): 신청을 and 신청하는 contain 신청,
+방법론을 (방법 + 론/XSN) does not contain 방법; references and
+regulation names match the lexicon's patterns.
 Overlapping matches keep the longest (then the earliest). Confidence: 1.0 for a pattern match,
 0.9 for a keyword at a word start followed by a particle, 1.0 when it is the whole word.
 """
@@ -91,11 +93,28 @@ class EntityRecognizer:
         if self._keyword_re is None:
             return []
         out = []
+        boundaries: set[int] | None = None
         for m in self._keyword_re.finditer(query):
             word = m.group(1)
+            if m.end() < len(query) and query[m.end()].isalnum():
+                boundaries = _morpheme_ends(query) if boundaries is None else boundaries
+                if m.end() not in boundaries:
+                    continue  # the keyword is only the start of a longer word
             kind, expansions = self._keywords[word]
             whole = m.end() == len(query) or not query[m.end()].isalnum()
             terms = tuple(dict.fromkeys((word, *expansions)))
             out.append(Entity(word, kind, m.start(), m.end(), 1.0 if whole else 0.9, terms,
                               tuple(self.lexicon.hypernym_chain(word))))
         return out
+
+
+def _morpheme_ends(text: str) -> set[int]:
+    """Offsets where Kiwi ends a morpheme of ``text`` that no noun-forming suffix continues."""
+    from excerpt.analyze.korean import kiwi
+
+    tokens = kiwi().tokenize(text)
+    ends = set()
+    for token, after in zip(tokens, [*tokens[1:], None], strict=True):
+        if after is None or after.tag != "XSN":
+            ends.add(token.start + token.len)
+    return ends

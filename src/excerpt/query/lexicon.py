@@ -17,6 +17,7 @@ from excerpt.errors import InputError
 
 DEFAULT = "regulations_ko.yaml"
 PATTERN_NAMES = ("section", "paragraph", "item", "regulation")
+CATEGORY_NAMES = ("procedure", "requirement", "benefit", "deadline")
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,10 @@ def _strings(raw: Any, where: str) -> tuple[str, ...]:
 
 
 def _parse(raw: dict[str, Any], source: Path) -> Lexicon:
+    for name in raw.get("categories") or {}:
+        if name not in CATEGORY_NAMES:
+            raise InputError(f"{source}: unknown category {name!r}; "
+                             f"known: {', '.join(CATEGORY_NAMES)}")
     categories = tuple(
         Category(name, _strings(body.get("keywords"), f"{source}: categories.{name}.keywords"),
                  _strings(body.get("expansions"), f"{source}: categories.{name}.expansions"))

@@ -1,0 +1,64 @@
+"""Korean search end to end: entities, expansion and adaptive k in the search result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from excerpt.engine import Engine
+from excerpt.settings import Settings
+from excerpt.types import Filters, Principal
+
+DOCS = {
+    "scholarship.md": "# 장학\n\n장학금을 받으려는 학생은 정해진 기간에 신청서를 제출한다.",
+    "funding.md": "# 재정\n\n재정 지원 대상자는 위원회가 심사하여 정한다.",
+    "parking.md": "# 주차\n\n교내 주차장은 평일에 이용할 수 있다.",
+    "leave.md": "# 휴학\n\n휴학을 하려는 학생은 휴학원을 제출하여야 한다.",
+}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("ko")
+    (root / "docs").mkdir()
+    for name, text in DOCS.items():
+        (root / "docs" / name).write_text(text, "utf-8")
+    Engine(root / "home").ingest(root / "docs", collection="ko", embedder="none")
+    return root / "home"
+
+
+def test_search_reports_entities_expansion_and_adaptive_k(home: Path) -> None:
+    result = Engine(home).search("장학금", Filters("ko"), Principal.admin(), "bm25")
+    assert result.k == 5 and result.analysis["k_reason"] == "a single keyword or a regulation name"
+    assert result.analysis["entities"] == [{"text": "장학금", "type": "benefit"}]
+    assert "재정 지원" in result.analysis["expanded_terms"]
+    ids = [h.node.id for h in result.hits]
+    assert ids[0] == "scholarship.md:0000"
+    assert "funding.md:0000" in ids  # reached only through the synonym 재정 지원
+    for stage in ("entities", "expansion", "top_k"):
+        assert stage in result.timings_ms
+
+
+def test_expansion_weighs_less_than_the_query(home: Path) -> None:
+    full = Engine(home).search("장학금", Filters("ko"), Principal.admin(), "bm25")
+    scores = {h.node.id: h.score for h in full.hits}
+    assert scores["scholarship.md:0000"] > scores["funding.md:0000"]
+    off = Engine(home, Settings(expansion_weight=0.0)).search(
+        "장학금", Filters("ko"), Principal.admin(), "bm25")
+    assert [h.node.id for h in off.hits] == ["scholarship.md:0000"]
+
+
+def test_given_k_wins_and_english_keeps_the_default(home: Path) -> None:
+    given = Engine(home).search("장학금", Filters("ko"), Principal.admin(), "bm25", 2)
+    assert given.k == 2 and given.analysis["k_reason"] == "given"
+    english = Engine(home).search("parking rules", Filters("ko"), Principal.admin(), "bm25")
+    assert english.k == 10 and english.analysis["k_reason"] == "default"
+    assert english.analysis["entities"] == []
+
+
+def test_over_budget_reduces_k(home: Path) -> None:
+    slow = Engine(home, Settings(search_budget_ms=0.0))
+    result = slow.search("장학금 신청 방법", Filters("ko"), Principal.admin(), "bm25")
+    assert result.k == 7  # complex (15) halved
+    assert "reduced from 15" in result.analysis["k_reason"]
