@@ -47,7 +47,7 @@ done
 
 cd "$ROOT"
 EXCERPT_FAKE_HOME="$HOME_DIR" EXCERPT_LOG_DIR="$LOG" \
-    "$BIN/python" -m pytest -q tests/acceptance -k seed_004 -p no:cacheprovider \
+    "$BIN/python" -m pytest -q tests/acceptance/test_seed_004_*.py -p no:cacheprovider \
     --junitxml "$LOG/junit.xml" "$@" 2>&1 | tee "$LOG/pytest.log"
 status="${PIPESTATUS[0]}"
 echo "traces: $(find "$LOG/pipeline_traces" -name '*.json' 2>/dev/null | wc -l) files in $LOG/pipeline_traces"

@@ -26,7 +26,7 @@ def test_runner_imports_runs_logs_and_cleans_up(shared_data: Callable[..., Path]
     shared_data("fake_enterprise")
     logs = tmp_path / "logs"
     done = run({"INTEGRATION_LOG_DIR": str(logs), "TMPDIR": str(tmp_path)},
-               "-k", "retrieval_case or b1 or b2")
+               "-k", "retrieval_case or test_b1 or test_b2")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "set Fake_snapshot: fdb0d25c05c0b1647d4954a0f1850aff13570970, " in done.stdout
     assert "17 passed" in done.stdout
