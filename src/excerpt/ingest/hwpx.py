@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from excerpt.errors import CorpusError
 
@@ -59,9 +60,9 @@ def hwpx_paragraphs(path: Path) -> Iterator[str]:
                     raise CorpusError(f"{path}: {name}: malformed XML: {exc}") from None
 
 
-def _paragraphs(fh: object) -> Iterator[str]:
+def _paragraphs(fh: IO[bytes]) -> Iterator[str]:
     depth = 0
-    for event, elem in ET.iterparse(fh, events=("start", "end")):  # type: ignore[arg-type]
+    for event, elem in ET.iterparse(fh, events=("start", "end")):
         if elem.tag != f"{HP}p":
             continue
         if event == "start":
