@@ -12,6 +12,7 @@ from excerpt.ingest.beir import CORPUS_FILE, load_beir
 from excerpt.ingest.code_bundle import load_code_bundle, looks_like_code_bundle
 from excerpt.ingest.code_source import load_code_source
 from excerpt.ingest.gutenberg import load_gutenberg, looks_like_gutenberg
+from excerpt.ingest.regulations import load_regulations, looks_like_regulations
 from excerpt.ingest.text import load_text
 
 __all__ = ["FORMATS", "LOADERS", "RESERVED_FORMATS", "detect_format", "load"]
@@ -23,15 +24,21 @@ LOADERS: dict[str, Loader] = {
     "code": load_code_source,
     "code-bundle": load_code_bundle,
     "gutenberg": load_gutenberg,
+    "regulations": load_regulations,
     "text": load_text,
 }
-RESERVED_FORMATS = ("regulations", "hwpx")
+# HWPX text extraction works (ingest/hwpx.py), but the later edition's layout is not yet parsed
+# into regulations as well as the plain-text edition is: refused until it is.
+RESERVED_FORMATS: tuple[str, ...] = ("hwpx",)
 FORMATS = ("auto", *LOADERS, *RESERVED_FORMATS)
 
 
 def detect_format(paths: Sequence[Path]) -> str:
-    """``"beir"`` (a folder with ``corpus.jsonl``, or that file), ``"gutenberg"`` (a ``.txt``
-    file with a Project Gutenberg header and START marker), else ``"text"``.
+    """``"code-bundle"`` (a zip or folder with ``repo_meta.json``), ``"beir"`` (a folder with
+    ``corpus.jsonl``, or that file), ``"code"`` (``.cs``/``.sql`` files, or a folder mostly of
+    them), ``"hwpx"`` (an ``.hwpx`` file), ``"gutenberg"`` (a ``.txt`` file with a Project
+    Gutenberg header and START marker), ``"regulations"`` (a ``.txt`` regulation book with its
+    table of contents), else ``"text"``.
 
     Paths of different formats raise :class:`InputError` (load them separately).
     """
@@ -57,8 +64,12 @@ def _detect_one(path: Path) -> str:
         return "beir"
     if path.suffix.lower() in CODE_SUFFIXES:
         return "code"
+    if path.suffix.lower() == ".hwpx":
+        return "hwpx"
     if path.suffix.lower() == ".txt" and looks_like_gutenberg(path):
         return "gutenberg"
+    if path.suffix.lower() == ".txt" and looks_like_regulations(path):
+        return "regulations"
     return "text"
 
 

@@ -1,0 +1,524 @@
+"""Regulation books (규정집) in plain text: one document per regulation, one node per article.
+
+The book's layout (contents, indexes, parts, regulations, articles, 부칙, appendices) is read by
+:mod:`excerpt.ingest._regulation_text`; this module turns it into documents, nodes and edges.
+
+**Documents** — one per regulation found in the body, in force or not.  Id and title: the
+regulation's name as its title line writes it (``교원인사규정``).  A name used by several
+regulations (a regulation moved between parts leaves a placeholder under its old code;
+``공동기기센터운영규정`` appears five times) keeps the bare name for the one in force (else the
+first) and ``name (code)`` for the others, e.g. ``공동기기센터운영규정 (3-1-90)``; two in force
+under one name are reported.  Metadata: ``rule_code`` (``3-1-5``, from the contents),
+``department`` and ``department_path`` (the department index: ``교무팀``, ``["교무처", "교무팀"]``;
+"" / [] when not listed), ``history`` (``<규정 명칭 변경 2008. 3. 1.>`` notes as written, then
+one entry per 부칙 item that sets a date: ``2000년 8월 1일 제정`` for the first, ``… 개정`` for the
+later ones — the book gives effective dates, not enactment dates — or rows of a history table
+such as ``1966. 10. 22. 제정``; for a notice, its text), ``chapter_titles``, ``status``
+(``in_force``, ``abolished``, ``moved``, ``renamed``), ``listed_abolished`` (the contents mark
+it 【폐지】), ``file`` and ``line`` (1-based, of the title).
+
+**Nodes** — ``kind`` in metadata:
+
+* ``article``: ``교원인사규정 제15조``, ``교원인사규정 제15조의2``; a range heading
+  ``제13조 내지 제17조 (삭제)`` is one node ``… 제13조`` with ``article_last`` 17.  Title: the
+  caption in parentheses (``(승진임용의 제한)``), "" when there is none.  Metadata
+  ``regulation``, ``article`` (``제15조의2``), ``article_no``, ``article_sub`` (0 when none),
+  ``chapter`` (``제3장 승진임용`` or ""), ``section`` (the 절, or ""), ``caption``, ``deleted``
+  (the article is only ``<삭제 …>``; kept as a node).
+* ``addendum``: ``교원인사규정 부칙``; a regulation's second and later 부칙 blocks are
+  ``… 부칙 2``, ``… 부칙 3`` (numbered in book order, so the ids of earlier blocks never change);
+  articles inside a 부칙 would be ``… 부칙 제1조`` (``… 부칙 2 제1조``).
+* ``appendix`` (별표, 별첨, 붙임) and ``form`` (별지 서식): ``교원인사규정 별표 1``,
+  ``… 별지 제1호 서식``; a repeated label gets `` (2)``, `` (3)``.  They are kept, as tables hold
+  rules (amounts, quotas), and marked so a search can leave them out.
+* ``notice``: a regulation without articles (abolished, moved, renamed): one node whose id is
+  the document id and whose text is the notice.
+
+Every node: ``rule_code``, ``regulation``, ``department``, ``line`` (1-based), ``order``
+(position in its regulation).  Text: the lines exactly as in the file, stripped at the ends
+only.  ``start``/``end`` are offsets into the document's text, the regulation's lines from its
+title line to its end joined by ``\\n``; ``text == doc_text[start:end]``.  The options' ACL tags
+and classification labels go on every node.  Documents, nodes, edges and issues are sorted.
+
+**Edges** (from the citing node; no self edges, no duplicates; metadata ``mention`` as written
+and ``scope``: ``internal``, ``book`` or ``external``):
+
+* ``cites`` ``제N조``/``제N조의M``/``제N조제M항`` in the same regulation → that article (a
+  range ``제13조 내지 제19조`` → each of 13..19), unless a name stands before it
+  (``사립학교법 제14조``); ``이 규정 제5조`` and ``변경규정 제13조`` are internal.  A 제N조 that
+  continues a list (``학칙 제29조, 제30조 및 제31조``) belongs to the list's regulation.
+* ``cites`` ``「다른규정명」 제N조`` or ``다른규정명 제N조`` (a name of the book; spaces,
+  middle-dot variants and a ``동의대학교`` prefix ignored) → ``다른규정명 제N조``; a bare
+  ``「다른규정명」`` → that regulation's first node (its 제1조, or its notice).  The book's own
+  abbreviations: ``학칙 제N조`` → ``동의대학교학칙`` (after ``대학원``: ``동의대학교대학원학칙``),
+  ``정관 제N조`` → ``학교법인동의학원정관`` (not inside the 산학협력단's regulations, whose
+  정관 is their own).
+* ``cites`` to laws and names outside the book: ``「고등교육법」 제2조`` →
+  ``고등교육법 제2조``, ``「고등교육법」`` → ``고등교육법``, ``사립학교법 제14조`` →
+  ``사립학교법 제14조`` (targets that are not nodes; kept, they are true).  Bracketed names
+  that are not statutes (``「학과장 사유서」``) are not references.
+* ``related``: an unbracketed mention of another regulation of the book without an article
+  (``교원및직원의보수규정에 의한 보수``) → its first node.  The book's ``관련 규정`` phrases
+  name no regulation and give no edge.
+
+**Issues** — per file: contents entries with no text, titles not in the contents, article
+headings out of order or irregular, text outside any part.  A file without a single article
+is not a regulation book: :class:`CorpusError`; so is an unreadable one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from excerpt.errors import CorpusError
+from excerpt.ingest._common import (
+    check_options,
+    labels,
+    require_paths,
+    source_name,
+    walk_files,
+)
+from excerpt.ingest._regulation_text import (
+    NAME_SUFFIXES,
+    Book,
+    Part,
+    RawRegulation,
+    is_deleted,
+    name_key,
+    parse_book,
+)
+from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.hwpx import hwpx_paragraphs
+from excerpt.ingest.text import read_text_file
+from excerpt.types import Document, Edge, IngestIssue, Node
+
+__all__ = ["load_regulations", "looks_like_regulations"]
+
+CITES = "cites"
+RELATED = "related"
+_STATUTE_SUFFIXES = (*NAME_SUFFIXES, "법", "법률", "령", "규칙", "조례", "협약")
+_SELF_WORDS = ("이", "본")
+_RUN_CHARS = re.compile(r"[^\s「」｢｣『』“”\"'‘’<>\[\]{},.;:]")
+_SUFFIX = re.compile("|".join(NAME_SUFFIXES))
+_ARTICLE_AFTER = re.compile(
+    r"\s*제\s*(\d+)\s*조(?:\s*의\s*(\d+))?"
+    r"(?:\s*(?:내지|부터|~|∼)\s*제\s*(\d+)\s*조(?:\s*의\s*\d+)?)?"
+)
+_LIST_GAP = re.compile(
+    r"(?:\s|,|ㆍ|·|및|와|과|또는|내지|부터|~|∼|제\s*\d+\s*[항호목](?:의\s*\d+)?)*"
+)
+_BRACKETED = re.compile(r"[「｢『]\s*([^」｣』\n]{1,80}?)\s*[」｣』]")
+_ARTICLE_REF = re.compile(
+    r"제\s*(\d+)\s*조(?:\s*의\s*(\d+))?"
+    r"(?:\s*(?:내지|부터|~|∼)\s*제\s*(\d+)\s*조(?:\s*의\s*\d+)?)?"
+)
+_MAX_RANGE = 50
+_NAME_WORDS = 4
+_AMENDED = re.compile("(?:변경|개정)(?:" + "|".join(NAME_SUFFIXES) + ")")  # "the amended rules"
+# Words before 제N조 that name no particular statute ("the said law", "the decree").
+_VAGUE = frozenset({*_STATUTE_SUFFIXES, "영", "동법", "본법", "이법", "동령", "시행령", "시행규칙",
+                    "동규정", "본규정", "부칙"})
+_ALIASES = {
+    "학칙": "동의대학교학칙",
+    "대학원학칙": "동의대학교대학원학칙",
+    "정관": "학교법인동의학원정관",
+}
+
+
+@dataclass
+class _Index:
+    """What references resolve against: names, first nodes and article node ids."""
+
+    by_key: dict[str, str] = field(default_factory=dict)  # name key -> document id
+    first_node: dict[str, str] = field(default_factory=dict)  # document id -> node id
+    articles: dict[tuple[str, int, int], str] = field(default_factory=dict)
+
+
+BOOK_SUFFIXES = (".txt",)  # a folder walk; an .hwpx file named directly is read too
+
+
+def load_regulations(paths: Sequence[Path], options: LoadOptions | None = None) -> LoadedCorpus:
+    """Load regulation books (``.txt`` or ``.hwpx`` files, or folders of them) into one corpus;
+    an HWPX file is read paragraph by paragraph (:mod:`excerpt.ingest.hwpx`) into the same
+    text the plain-text edition has, then parsed alike."""
+    options = options or LoadOptions()
+    check_options(options)
+    given = require_paths(paths)
+    files: list[Path] = []
+    for path in given:
+        files.extend([f for f in walk_files(path) if f.suffix.lower() in BOOK_SUFFIXES]
+                     if path.is_dir() else [path])
+    if not files:
+        raise CorpusError("no .txt or .hwpx files in " + ", ".join(str(p) for p in given))
+    corpus = LoadedCorpus(source=source_name(given), index_titles=True)
+    owners: dict[str, Path] = {}
+    index = _Index()
+    cited: list[Node] = []
+    for f in sorted({f.resolve(): f for f in files}.values(), key=lambda p: str(p.resolve())):
+        book = _read_book(f)
+        docs, nodes = _emit(book, f, options, index)
+        for doc in docs:
+            if doc.id in owners:
+                raise CorpusError(f"{owners[doc.id]} and {f} both hold regulation {doc.id!r}; "
+                                  "load them as separate sources")
+            owners[doc.id] = f
+        corpus.documents.extend(docs)
+        corpus.nodes.extend(nodes)
+        cited.extend(nodes)
+        corpus.errors.extend(IngestIssue(str(f), reason, line or None)
+                             for line, reason in book.issues)
+    corpus.edges = _edges(cited, index)
+    corpus.nodes.sort(key=lambda n: n.id)
+    corpus.documents.sort(key=lambda d: d.id)
+    corpus.errors.sort(key=lambda e: (e.path, e.line or 0, e.reason))
+    return corpus
+
+
+def looks_like_regulations(path: Path, sniff_bytes: int = 65536) -> bool:
+    """A ``.txt`` file whose start holds contents lines ``name<TAB>1-2-3`` of regulations."""
+    if path.suffix.lower() != ".txt" or not path.is_file():
+        return False
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(sniff_bytes).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    hits = re.findall(r"(?:규정|세칙|학칙|정관|규칙)(?:【폐지】)?[ \t]*\t[ \t]*\d+-\d+-\d+", head)
+    return len(hits) >= 3
+
+
+def _read_book(path: Path) -> Book:
+    text: str | None
+    reason: str | None = "not a regular file"
+    if path.suffix.lower() == ".hwpx":
+        text = "\n".join(hwpx_paragraphs(path))
+    elif path.is_file():
+        text, reason = read_text_file(path)
+    else:
+        text = None
+    if text is None:
+        raise CorpusError(f"{path}: {reason}")
+    book = parse_book(text)
+    if not any(p.kind == "article" for r in book.regulations for p in r.parts):
+        raise CorpusError(
+            f"{path} is not a regulation book: no regulation with articles (a title line "
+            "followed by lines '제1조 (…) …') was found; load it with the text format instead"
+        )
+    return book
+
+
+# --- documents and nodes ------------------------------------------------------------------------
+
+
+def _document_ids(book: Book) -> list[str]:
+    """The id of each regulation: its name, or ``name (code)`` when another one owns the name."""
+    groups: dict[str, list[int]] = {}
+    for i, reg in enumerate(book.regulations):
+        groups.setdefault(name_key(reg.name), []).append(i)
+    ids = [reg.name for reg in book.regulations]
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        live = [i for i in members if book.regulations[i].status == "in_force"]
+        owner = live[0] if live else members[0]
+        for i in members:
+            reg = book.regulations[i]
+            if i != owner:
+                ids[i] = f"{reg.name} ({reg.code or reg.first + 1})"
+            if i in live[1:]:
+                book.issues.append((reg.first + 1, f"{reg.name} ({reg.code}) has the name of "
+                                    f"another regulation in force; its id is {ids[i]!r}"))
+    return _unique(ids, [reg.first + 1 for reg in book.regulations], book.issues)
+
+
+def _unique(ids: list[str], lines: list[int], issues: list[tuple[int, str]]) -> list[str]:
+    """``ids`` with any repeat (two entries under one code) made unique by its line number."""
+    seen: set[str] = set()
+    out = []
+    for doc_id, line in zip(ids, lines, strict=True):
+        if doc_id in seen:
+            issues.append((line, f"a second regulation {doc_id!r}; its id is "
+                           f"{doc_id!r} + ' (line {line})'"))
+            doc_id = f"{doc_id} (line {line})"
+        seen.add(doc_id)
+        out.append(doc_id)
+    return out
+
+
+def _emit(
+    book: Book, path: Path, options: LoadOptions, index: _Index
+) -> tuple[list[Document], list[Node]]:
+    offsets = [0]
+    for line in book.lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    docs: list[Document] = []
+    nodes: list[Node] = []
+    for reg, doc_id in zip(book.regulations, _document_ids(book), strict=True):
+        department = _department(book, reg)
+        doc_nodes = _nodes(book, reg, doc_id, offsets, department, options, str(path.resolve()))
+        docs.append(Document(doc_id, reg.name, str(path.resolve()), {
+            "rule_code": reg.code, "department": department[-1] if department else "",
+            "department_path": list(department), "history": list(reg.history),
+            "chapter_titles": list(reg.chapters), "status": reg.status,
+            "listed_abolished": reg.listed_abolished, "file": path.name, "line": reg.first + 1,
+        }))
+        nodes.extend(doc_nodes)
+        _remember(index, reg.name, doc_id, doc_nodes)
+    return docs, nodes
+
+
+def _remember(index: _Index, name: str, doc_id: str, nodes: list[Node]) -> None:
+    """Index a regulation's name (the bare-named document owns it), first node and articles
+    (each number of a range heading points at its node)."""
+    key = name_key(name)
+    if doc_id == name or key not in index.by_key:
+        index.by_key[key] = doc_id
+    if nodes:
+        index.first_node[doc_id] = nodes[0].id
+    for n in nodes:
+        if n.metadata["kind"] != "article":
+            continue
+        no, sub = int(n.metadata["article_no"]), int(n.metadata["article_sub"])
+        index.articles[(doc_id, no, sub)] = n.id
+        for k in range(no + 1, int(n.metadata.get("article_last", no)) + 1):
+            index.articles[(doc_id, k, 0)] = n.id
+
+
+def _department(book: Book, reg: RawRegulation) -> tuple[str, ...]:
+    """The regulation's department path in the index: by name (the entry with its code first),
+    else by code alone (the index spells some names differently)."""
+    listed = book.departments.get(name_key(reg.name), [])
+    same_code = [path for code, path in listed if code == reg.code]
+    by_code = [path for entries in book.departments.values() for code, path in entries
+               if code == reg.code] if reg.code else []
+    return (same_code or [path for _, path in listed] or by_code or [()])[0]
+
+
+def _nodes(
+    book: Book, reg: RawRegulation, doc_id: str, offsets: list[int],
+    department: tuple[str, ...], options: LoadOptions, source: str,
+) -> list[Node]:
+    acl, classes = labels(options.acl_tags), labels(options.classification_labels)
+    base = offsets[reg.first]
+    out: list[Node] = []
+    for order, part in enumerate(reg.parts):
+        raw = "\n".join(book.lines[part.first : part.last + 1])
+        text = raw.strip()
+        if not text:
+            continue
+        start = offsets[part.first] - base + (len(raw) - len(raw.lstrip()))
+        meta: dict[str, Any] = {
+            "regulation": reg.name, "rule_code": reg.code,
+            "kind": part.kind, "department": department[-1] if department else "",
+            "line": part.first + 1, "order": order,
+        }
+        node_id, caption = _identify(part, doc_id, reg, text, meta)
+        meta["caption"] = caption
+        # The title names the regulation, so a search for 교원인사규정 제15조 finds the article
+        # whose own text says only 제15조 (the corpus asks for titles to be indexed).
+        title = f"{node_id} {caption}".strip() if caption not in node_id else node_id
+        out.append(Node(node_id, doc_id, text, title, source, start, start + len(text),
+                        acl, classes, meta))
+    return out
+
+
+def _identify(
+    part: Part, doc_id: str, reg: RawRegulation, text: str, meta: dict[str, Any]
+) -> tuple[str, str]:
+    """The node id and title of ``part``; fills its kind-specific metadata."""
+    if part.kind == "article":
+        meta.update({"article": part.label, "article_no": part.no, "article_sub": part.sub,
+                     "chapter": part.chapter, "section": part.section,
+                     "caption": part.caption, "deleted": is_deleted(text)})
+        if part.last_no > part.no:
+            meta["article_last"] = part.last_no
+        return f"{doc_id} {part.label}", f"({part.caption})" if part.caption else ""
+    if part.kind == "addendum":
+        meta["addendum"] = part.addendum
+        if part.no:
+            meta.update({"article_no": part.no, "article_sub": part.sub,
+                         "caption": part.caption})
+        return f"{doc_id} {part.label}", part.label
+    if part.kind == "notice":
+        meta["status"] = reg.status
+        return doc_id, reg.name
+    meta["label"] = part.label
+    return f"{doc_id} {part.label}", part.label
+
+
+# --- references ---------------------------------------------------------------------------------
+
+
+def _edges(cited: list[Node], index: _Index) -> list[Edge]:
+    found: dict[tuple[str, str, str], Edge] = {}
+    for node in cited:
+        finder = _Finder(node, index)
+        for relation, target, meta in finder.find():
+            key = (node.id, relation, target)
+            if target != node.id and key not in found:
+                found[key] = Edge(node.id, relation, target, meta)
+    return [found[k] for k in sorted(found)]
+
+
+class _Finder:
+    """The references in one node's text: bracketed names, book names, bare 제N조.
+
+    Article references are kept as spans with their owner (a document id, or a name outside
+    the book), so ``학칙 제29조, 제30조 및 제31조`` gives 제30조 and 제31조 the 학칙 too: a bare
+    제N조 separated from the previous reference only by ``,``/``및``/``와``/``내지``/항·호 numbers
+    continues that list.
+    """
+
+    def __init__(self, node: Node, index: _Index) -> None:
+        self.text, self.doc_id, self.index = node.text, node.document_id, index
+        self.own_name = str(node.metadata["regulation"])
+        self.taken: list[tuple[int, int]] = []
+        self.spans: list[tuple[int, int, str, str]] = []  # start, end, scope, owner
+        self.out: list[tuple[str, str, dict[str, Any]]] = []
+
+    def find(self) -> list[tuple[str, str, dict[str, Any]]]:
+        for m in _BRACKETED.finditer(self.text):
+            self._bracketed(m)
+        for m in _SUFFIX.finditer(self.text):
+            self._named(m.end())
+        for m in _ARTICLE_REF.finditer(self.text):
+            if not self._inside(m.start()):
+                self._bare_article(m)
+        return self.out
+
+    def _inside(self, pos: int) -> bool:
+        return any(a <= pos < b for a, b in self.taken)
+
+    def _cite(self, span: tuple[int, int], scope: str, owner: str, ref: re.Match[str]) -> None:
+        """``cites`` edges for the article reference ``ref`` (``제N조[의M][ 내지 제K조]``)."""
+        no, sub = int(ref.group(1)), int(ref.group(2) or 0)
+        last = int(ref.group(3) or no)
+        mention = self.text[span[0] : span[1]]
+        self.taken.append(span)
+        self.spans.append((*span, scope, owner))
+        if scope == "external":
+            targets = [f"{owner} {_label(no, sub)}"]
+            targets += [f"{owner} 제{last}조"] if last > no else []
+        else:
+            numbers = range(no, last + 1) if 0 < last - no <= _MAX_RANGE else range(no, no + 1)
+            targets = [self._article_id(owner, k, sub if k == no else 0) for k in numbers]
+        for target in targets:
+            self.out.append((CITES, target, {"mention": mention, "scope": scope}))
+
+    def _resolve(self, key: str) -> str | None:
+        for candidate in (key, key.removeprefix("동의대학교")):
+            if candidate in self.index.by_key:
+                return self.index.by_key[candidate]
+        return None
+
+    def _article_id(self, doc_id: str, no: int, sub: int) -> str:
+        return self.index.articles.get((doc_id, no, sub)) or f"{doc_id} {_label(no, sub)}"
+
+    def _scope(self, doc: str) -> str:
+        return "internal" if doc == self.doc_id else "book"
+
+    def _bracketed(self, m: re.Match[str]) -> None:
+        name = re.sub(r"\s+", " ", m.group(1)).strip()
+        key = name_key(name)
+        doc = self._resolve(key) or self._alias(key, m.start())
+        if doc is None and not key.endswith(_STATUTE_SUFFIXES):
+            return
+        ref = _ARTICLE_AFTER.match(self.text, m.end())
+        if ref is not None:
+            scope = self._scope(doc) if doc else "external"
+            return self._cite((m.start(), ref.end()), scope, doc or name, ref)
+        self.taken.append(m.span())
+        target = self.index.first_node.get(doc, doc) if doc else name
+        scope = self._scope(doc) if doc else "external"
+        self.out.append((CITES, target, {"mention": m.group(0), "scope": scope}))
+
+    def _named(self, end: int) -> None:
+        """A regulation name of the book ending at ``end``, unbracketed."""
+        if self._inside(end - 1):
+            return
+        starts = _word_starts(self.text, end)
+        ref = _ARTICLE_AFTER.match(self.text, end)
+        inner = starts[-1]
+        text = self.text
+        candidates = [k for k in range(starts[0], inner)
+                      if k == starts[0] or (text[k - 1].isspace() and not text[k].isspace())]
+        candidates += [k for k in range(inner, end - 1) if self.text[k] != "\n"]
+        for start in candidates:
+            key = name_key(self.text[start:end])
+            doc = self._resolve(key) or (self._alias(key, start) if start == inner and ref
+                                         else None)
+            if doc is None:
+                continue
+            if ref is not None:
+                self._cite((start, ref.end()), self._scope(doc), doc, ref)
+            elif doc != self.doc_id and doc in self.index.first_node:
+                self.taken.append((start, end))
+                self.out.append((RELATED, self.index.first_node[doc],
+                                 {"mention": self.text[start:end], "scope": "book"}))
+            return
+
+    def _alias(self, key: str, start: int) -> str | None:
+        """``학칙``/``정관``/``대학원학칙``: the book's own abbreviations of its charters."""
+        if key not in _ALIASES:
+            return None
+        before = self.text[max(0, start - 12) : start].split()
+        if key == "학칙" and before and before[-1].endswith("대학원"):
+            key = "대학원학칙"
+        if key == "정관" and "산학협력단" in self.own_name:
+            return None
+        return self._resolve(name_key(_ALIASES[key]))
+
+    def _bare_article(self, m: re.Match[str]) -> None:
+        previous = max((s for s in self.spans if s[1] <= m.start()), key=lambda s: s[1],
+                       default=None)
+        if previous is not None and _LIST_GAP.fullmatch(self.text, previous[1], m.start()):
+            return self._cite(m.span(), previous[2], previous[3], m)
+        words = self.text[max(0, m.start() - 40) : m.start()].split()
+        last = words[-1] if words else ""
+        word = name_key(last).lstrip("(“\"'‘")
+        if last[-1:] in "」｣』" or word == "부칙":
+            return
+        own = _AMENDED.fullmatch(word) or (
+            len(words) > 1 and words[-2] in _SELF_WORDS and word.endswith(NAME_SUFFIXES))
+        if word.endswith(_STATUTE_SUFFIXES) and not own:
+            if word not in _VAGUE and not word.startswith("같은"):
+                start = self.text.rfind(last, 0, m.start())
+                self._cite((start, m.end()), "external", word, m)
+            return
+        self._cite(m.span(), "internal", self.doc_id, m)
+
+
+def _run_start(text: str, end: int) -> int:
+    """Where the word ending at ``end`` starts; a word broken over two lines (a table cell
+    ``대학원학위논문심사에`` / ``관한세칙``) counts as one."""
+    start = end
+    while start > 0 and end - start < 80:
+        ch = text[start - 1]
+        broken = ch == "\n" and start > 1 and _RUN_CHARS.match(text[start - 2])
+        if not (_RUN_CHARS.match(ch) or broken):
+            break
+        start -= 1
+    return start
+
+
+def _word_starts(text: str, end: int) -> list[int]:
+    """Starts of the words that may begin a name ending at ``end``: up to
+    ``_NAME_WORDS - 1`` words back (``대학원공개강좌운영에 관한세칙``), farthest first; the last is
+    the start of the word holding ``end``."""
+    starts = [_run_start(text, end)]
+    while len(starts) < _NAME_WORDS:
+        j = starts[-1]
+        while j > 0 and text[j - 1] in " \t":
+            j -= 1
+        if j == starts[-1] or j == 0 or not _RUN_CHARS.match(text[j - 1]):
+            break
+        starts.append(_run_start(text, j))
+    return starts[::-1]
+
+
+def _label(no: int, sub: int) -> str:
+    return f"제{no}조" + (f"의{sub}" if sub else "")
