@@ -57,3 +57,14 @@ def fake_enterprise(shared_data: Callable[..., Path],
     engine.close()
     return FakeEnterprise(home, "code", results[0].snapshot_id, results[1].snapshot_id,
                           (results[0].import_run_id, results[1].import_run_id))
+
+
+@pytest.fixture(scope="session")
+def regulation_book(shared_data: Callable[..., Path],
+                    tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plain-text regulation book in a store (collection "reg", BM25 only: the embedding
+    of the whole book is measured in bench/, not paid by the test suite)."""
+    book = shared_data("regulations", "dongeui_regulations_9-340_20250702.txt")
+    home = tmp_path_factory.mktemp("regulations") / "home"
+    Engine(home).ingest(book, collection="reg", embedder="none")
+    return home
