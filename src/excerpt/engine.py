@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from excerpt.analyze import analyze, detect_language
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import InputError, NotFoundError
@@ -34,7 +36,8 @@ from excerpt.query.topk import TopK, reduce_for_latency
 from excerpt.query.understand import understand
 from excerpt.retrieve.dense import QueryEmbedder, search_dense
 from excerpt.retrieve.fusion import blend, rrf
-from excerpt.retrieve.lexical import query_weights, search_bm25
+from excerpt.retrieve.lexical import bm25_scores, query_weights, search_bm25
+from excerpt.retrieve.multihop import MultiHopResult, multi_hop
 from excerpt.retrieve.view import Candidate, View, ViewPart, build_view
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
@@ -51,6 +54,9 @@ from excerpt.types import (
 )
 
 __all__ = ["EMBEDDERS", "Engine", "IngestResult", "Progress", "SearchResult"]
+
+CITATION_RELATIONS = {"cites", "related"}
+"""Edges that multi-hop retrieval follows (regulation references); code edges are not."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +208,11 @@ class Engine:
             reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
                                          self.settings.search_budget_ms)
             top, k_reason, ranked = reduced.k, reduced.reason, ranked[: reduced.k]
+        t_hop = time.perf_counter()
+        hopped, hop_report = self._follow_citations(view, ranked, weights)
+        if hop_report is not None:
+            timings["multi_hop"] = (time.perf_counter() - t_hop) * 1000
+            ranked = ranked + hopped
         t3 = time.perf_counter()
         hits = self._fetch(view, ranked) if fetch else []
         timings["fetch"] = (time.perf_counter() - t3) * 1000
@@ -223,6 +234,7 @@ class Engine:
             "k_reason": k_reason,
             "visible_nodes": view.visible,
             "notes": notes,
+            **({"multi_hop": hop_report.to_json()} if hop_report is not None else {}),
         }
         ranking = [(c.id, c.score, view.parts[c.part].info.snapshot_id) for c in ranked]
         if self._trace_log and fetch:
@@ -230,6 +242,41 @@ class Engine:
                                         hits, timings)
             self._trace_log.write(trace, TraceLog.RESULTS_LOG, lines)
         return SearchResult(query, mode, k, applied, hits, analysis, timings, ranking)
+
+    def _follow_citations(
+        self, view: View, ranked: list[Candidate], weights: dict[str, float]
+    ) -> tuple[list[Candidate], MultiHopResult | None]:
+        """Citations of the ranked passages, up to ``multi_hop_max`` hops, kept when their BM25
+        score is at least ``multi_hop_threshold`` of the best hit's (relevance to the query)."""
+        cited_parts = [p for p in view.parts
+                       if set(p.segment.meta.get("relations", ())) & CITATION_RELATIONS]
+        if not ranked or not cited_parts or self.settings.multi_hop_max < 1:
+            return [], None
+        status, holders = _node_status(view)
+        scores = bm25_scores(view, weights, self.settings.bm25_k1, self.settings.bm25_b)
+
+        def score(node_id: str) -> float:
+            parts = holders(node_id)
+            if not parts:
+                return 0.0
+            value = float(scores[parts[0]][view.parts[parts[0]].segment.ordinal_of[node_id]])
+            return value if np.isfinite(value) else 0.0
+
+        best = max((score(c.id) for c in ranked), default=0.0) or 1.0
+
+        def cites(node_id: str) -> list[str]:
+            edges = [e for i in holders(node_id) for e in self._outgoing(view.parts[i], node_id)]
+            return [e.to_id for e in edges
+                    if e.relation in CITATION_RELATIONS and status(e.to_id) == "visible"]
+
+        report = multi_hop([c.id for c in ranked], cites, lambda n: min(1.0, score(n) / best),
+                           self.settings.multi_hop_max, self.settings.multi_hop_threshold)
+        extra = []
+        for node_id in report.hop_results:
+            part = holders(node_id)[0]
+            extra.append(Candidate(part, view.parts[part].segment.ordinal_of[node_id], node_id,
+                                   score(node_id)))
+        return extra, report
 
     def _top_k(self, given: int | None, adaptive: TopK | None) -> tuple[int, str]:
         if given is not None:

@@ -47,6 +47,10 @@ class Settings:
         0.5, "BM25 weight of an expansion term relative to a query term.")
     search_budget_ms: float = _setting(
         500.0, "Search time above which the adaptive top-k is reduced.")
+    multi_hop_max: int = _setting(
+        2, "Citation hops followed from the hits (0: none); regulation references only.")
+    multi_hop_threshold: float = _setting(
+        0.5, "A cited passage is added when its BM25 score is this share of the best hit's.")
     log_dir: str = _setting(
         "", "Folder for pipeline traces and human-readable logs ('' writes none).")
 

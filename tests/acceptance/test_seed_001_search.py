@@ -43,3 +43,24 @@ def test_scenario_3_teaching_assistant_hours(regulation_book: Path) -> None:
     assert "교육조교" in analysis["expanded_terms"]  # type: ignore[operator]
     assert any("근무" in t and "시간" in t for t in texts)
     assert any(i.startswith("조교규정") for i in ids)
+
+
+def test_multi_hop_follows_relevant_citations(regulation_book: Path) -> None:
+    result = Engine(regulation_book).search("휴학 기간", Filters("reg"), ADMIN, "bm25")
+    report = result.analysis["multi_hop"]
+    assert 1 <= report["hops_performed"] <= 2
+    followed = [c for c in report["citations"] if c["followed"]]
+    assert followed and all(c["relevance"] >= 0.5 for c in followed)
+    assert all(c["reason"] for c in report["citations"] if not c["followed"])
+    ids = [h.node.id for h in result.hits]
+    assert ids[result.k:] == report["added"]  # hop results come after the k ranked hits
+    assert len(set(ids)) == len(ids)
+    assert "multi_hop" in result.timings_ms
+
+
+def test_multi_hop_can_be_switched_off(regulation_book: Path) -> None:
+    from excerpt.settings import Settings
+
+    engine = Engine(regulation_book, Settings(multi_hop_max=0))
+    result = engine.search("휴학 기간", Filters("reg"), ADMIN, "bm25")
+    assert "multi_hop" not in result.analysis and len(result.hits) == result.k

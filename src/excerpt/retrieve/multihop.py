@@ -68,7 +68,8 @@ def multi_hop(
             for target in cites(source):
                 if target in reached:
                     if target != source:
-                        result.hops.append(Hop(source, target, hop, 1.0, False, "already reached"))
+                        result.hops.append(Hop(source, target, hop, relevance(target), False,
+                                               "already reached"))
                     continue
                 score = relevance(target)
                 if score < threshold:
