@@ -27,13 +27,12 @@ Definitions (all in [0, 1]):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from excerpt.analyze import analyze, detect_language
+from excerpt.answer.sentences import split_sentences, strip_citation_marks
 
 SUPPORT = 0.5
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|\n+")
 
 Tokenize = Callable[[str], list[str]]
 
@@ -43,9 +42,9 @@ def default_tokenize(text: str) -> list[str]:
 
 
 def statements(text: str) -> list[str]:
-    """Sentences of ``text`` that have any letters (headings and numbers alone are dropped)."""
-    parts = (s.strip() for s in _SENTENCE_END.split(text))
-    return [s for s in parts if s and any(ch.isalpha() for ch in s)]
+    """Sentences of ``text`` that have any letters (headings and numbers alone are dropped);
+    [n] citation markers are removed first."""
+    return split_sentences(strip_citation_marks(text))
 
 
 def supported(statement: str, contexts: Sequence[str], tokenize: Tokenize = default_tokenize,

@@ -1,0 +1,1 @@
+"""Answers from retrieved passages: sentences, quotes and extractive composition."""

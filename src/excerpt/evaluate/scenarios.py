@@ -1,0 +1,202 @@
+"""Scenario files: questions with gold passages and reference answers, scored with RAG metrics.
+
+A scenario file is YAML (or JSON) with an optional ``collection`` and a list ``scenarios``; each
+scenario has ``id``, ``query``, ``gold`` (node ids that answer it), ``reference`` (the correct
+answer, in sentences) and optionally ``kind`` (for the per-kind breakdown) and ``answer`` (an
+answer to judge instead of excerpt's own). ``examples/regulations/scenarios.yaml`` is one.
+
+For each scenario the query runs through :meth:`Engine.search` (adaptive ``k`` unless one is
+given), the hits' texts are the contexts, and the answer is excerpt's extractive answer (the
+best quotes of the hits, :mod:`excerpt.answer.quotes`) unless the scenario brings one. Scores
+(definitions and sources in :mod:`excerpt.evaluate.rag`):
+
+* ``context_recall``: reference sentences supported by the contexts (RAGAS context recall);
+* ``gold_recall``: gold ids among the hits;
+* ``faithfulness``: answer sentences supported by the contexts. An extractive answer is made of
+  context sentences, so it scores 1.0 by construction; the measure bites on answers written by
+  someone else (``answer`` in the file, or an LLM);
+* ``answer_relevancy``: cosine of question and answer under the embedding model; next to it,
+  ``answer_relevancy_mismatched``, the same cosine between each question and the answer of
+  another scenario (the next one), shows how much of the score any fluent answer would get.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from excerpt.answer.quotes import extractive_answer, select_quotes
+from excerpt.embed.base import Embedder
+from excerpt.engine import Engine
+from excerpt.errors import InputError
+from excerpt.evaluate.metrics import latency_summary
+from excerpt.evaluate.rag import (
+    answer_relevancy,
+    context_recall,
+    context_recall_ids,
+    faithfulness,
+)
+from excerpt.types import Filters, Principal, SearchMode
+
+METRICS = ("context_recall", "gold_recall", "faithfulness", "answer_relevancy")
+MAX_QUOTES = 3
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    query: str
+    gold: tuple[str, ...]
+    reference: str
+    kind: str = ""
+    answer: str | None = None
+
+
+@dataclass(frozen=True)
+class ScenarioFile:
+    path: Path
+    collection: str | None
+    scenarios: tuple[Scenario, ...]
+
+
+def _read(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read scenario file {path}: {exc.strerror}") from None
+    if path.suffix.lower() == ".json":
+        return json.loads(text)
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML: {exc}") from None
+
+
+def _scenario(raw: Any, where: str) -> Scenario:
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{where}: a scenario must be a mapping")
+    missing = [f for f in ("id", "query", "gold", "reference") if not raw.get(f)]
+    if missing:
+        raise InputError(f"{where}: missing {', '.join(missing)}")
+    gold = raw["gold"]
+    if isinstance(gold, str):
+        gold = [gold]
+    if not isinstance(gold, list) or not all(isinstance(g, str) for g in gold):
+        raise InputError(f"{where}: gold must be a list of node ids")
+    answer = raw.get("answer")
+    return Scenario(str(raw["id"]), str(raw["query"]), tuple(gold), str(raw["reference"]),
+                    str(raw.get("kind") or ""), str(answer) if answer else None)
+
+
+def load_scenarios(path: Path) -> ScenarioFile:
+    """Read and check a scenario file; InputError names the first problem."""
+    data = _read(path)
+    if not isinstance(data, Mapping) or not isinstance(data.get("scenarios"), list):
+        raise InputError(f"{path}: expected a mapping with a list 'scenarios'")
+    items = [_scenario(raw, f"{path}: scenario {i + 1}") for i, raw in enumerate(data["scenarios"])]
+    if not items:
+        raise InputError(f"{path}: no scenarios")
+    ids = [s.id for s in items]
+    if len(set(ids)) != len(ids):
+        raise InputError(f"{path}: scenario ids repeat")
+    collection = data.get("collection")
+    return ScenarioFile(path, str(collection) if collection else None, tuple(items))
+
+
+def is_scenario_file(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() in {".yaml", ".yml", ".json"}
+
+
+def _cosine(embedder: Embedder) -> Callable[[str, str], float]:
+    def similarity(question: str, answer: str) -> float:
+        q = embedder.embed_query(question)
+        a = embedder.embed_documents([answer])[0]
+        return float(q @ a)
+
+    return similarity
+
+
+def default_judge(scenarios: Sequence[Scenario]) -> Embedder:
+    """The embedder for answer relevancy: e5 when the questions are Korean, MiniLM otherwise."""
+    from excerpt.analyze import detect_language
+    from excerpt.embed.registry import choose_embedder_for_language, get_embedder
+
+    language = detect_language(" ".join(s.query for s in scenarios))
+    return get_embedder(choose_embedder_for_language(language))
+
+
+def _score(engine: Engine, scenario: Scenario, filters: Filters, mode: SearchMode,
+           k: int | None, similarity: Callable[[str, str], float]) -> dict[str, Any]:
+    t = time.perf_counter()
+    result = engine.search(scenario.query, filters, Principal.admin(), mode, k)
+    latency = (time.perf_counter() - t) * 1000
+    passages = [(h.node.id, h.node.text) for h in result.hits]
+    contexts = [text for _, text in passages]
+    answer = scenario.answer
+    if answer is None:
+        answer = extractive_answer(select_quotes(scenario.query, passages, MAX_QUOTES))
+    return {
+        "id": scenario.id,
+        "kind": scenario.kind,
+        "query": scenario.query,
+        "k": result.k,
+        "hits": [node_id for node_id, _ in passages],
+        "missed_gold": [g for g in scenario.gold if g not in {p for p, _ in passages}],
+        "answer": answer,
+        "context_recall": context_recall(scenario.reference, contexts),
+        "gold_recall": context_recall_ids(scenario.gold, [p for p, _ in passages]),
+        "faithfulness": faithfulness(answer, contexts),
+        "answer_relevancy": answer_relevancy(scenario.query, answer, similarity),
+        "latency_ms": latency,
+    }
+
+
+def _mean(rows: Sequence[Mapping[str, Any]], key: str) -> float:
+    return sum(float(r[key]) for r in rows) / len(rows) if rows else 0.0
+
+
+def _mismatched(rows: Sequence[Mapping[str, Any]],
+                similarity: Callable[[str, str], float]) -> float:
+    if len(rows) < 2:
+        return 0.0
+    shifted = [*rows[1:], *rows[:1]]
+    return sum(answer_relevancy(r["query"], s["answer"], similarity)
+               for r, s in zip(rows, shifted, strict=True)) / len(rows)
+
+
+def evaluate_scenarios(engine: Engine, file: ScenarioFile, collection: str | None = None,
+                       mode: SearchMode = "hybrid", k: int | None = None,
+                       judge: Embedder | None = None,
+                       progress: Callable[[str, int, int], None] | None = None
+                       ) -> dict[str, Any]:
+    """Run every scenario of ``file`` and report the means, per kind, and per scenario."""
+    name = collection or file.collection
+    if not name:
+        raise InputError("no collection: give --collection or 'collection:' in the file")
+    if name not in engine.store.collections():
+        raise InputError(f"collection {name!r} does not exist; ingest the book into it first")
+    similarity = _cosine(judge or default_judge(file.scenarios))
+    rows = []
+    for i, scenario in enumerate(file.scenarios):
+        rows.append(_score(engine, scenario, Filters(collection=name), mode, k, similarity))
+        if progress:
+            progress("scenarios", i + 1, len(file.scenarios))
+    kinds = sorted({r["kind"] for r in rows if r["kind"]})
+    return {
+        "scenarios": len(rows),
+        "collection": name,
+        "mode": mode,
+        "k": k if k is not None else "adaptive",
+        **{m: _mean(rows, m) for m in METRICS},
+        "answer_relevancy_mismatched": _mismatched(rows, similarity),
+        "latency_ms": latency_summary([r["latency_ms"] for r in rows]),
+        "by_kind": {kind: {"scenarios": len(sub), **{m: _mean(sub, m) for m in METRICS}}
+                    for kind in kinds if (sub := [r for r in rows if r["kind"] == kind])},
+        "per_scenario": rows,
+    }
