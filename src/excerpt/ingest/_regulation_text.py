@@ -348,7 +348,8 @@ def _find_regulations(book: Book, start: int) -> Iterator[tuple[str, str, int, i
         entries = toc_entries(line)
         if entries is not None:
             stops.append(i)
-            for name, code in entries:
+            for name, listed in entries:
+                code = _contents_code(book, name, listed, i)
                 main = book.contents.get(code, name)
                 pending.append(_Entry({name_key(name), name_key(main)}, code,
                                       _ABOLISHED_MARK in name + main))
@@ -363,6 +364,22 @@ def _find_regulations(book: Book, start: int) -> Iterator[tuple[str, str, int, i
     for entry in pending:
         name = min(entry.keys)
         book.issues.append((0, f"contents list {name} ({entry.code}) but no text starts with it"))
+
+
+def _contents_code(book: Book, name: str, code: str, i: int) -> str:
+    """The code of a part's contents entry; when the main contents do not have it but list the
+    same name under another code that no part uses (a typo in the part's list: the 9-343
+    edition lists 인공지능(AI)위원회규정 as 4-0-78 in part 4, 4-0-76 in the contents, the
+    department index and the page headers), the main contents' code, reported."""
+    if code in book.contents or not book.contents:
+        return code
+    key = name_key(name)
+    other = next((c for c, n in book.contents.items() if name_key(n) == key), None)
+    if other is None:
+        return code
+    book.issues.append((i + 1, f"the part's contents list {name} as {code}, the book's contents "
+                        f"as {other}; {other} used"))
+    return other
 
 
 def _title_at(book: Book, i: int, pending: list[_Entry]) -> tuple[str, int, bool] | None:
