@@ -12,7 +12,7 @@ from excerpt.ingest.beir import CORPUS_FILE, load_beir
 from excerpt.ingest.code_bundle import load_code_bundle, looks_like_code_bundle
 from excerpt.ingest.code_source import load_code_source
 from excerpt.ingest.gutenberg import load_gutenberg, looks_like_gutenberg
-from excerpt.ingest.regulations import load_regulations, looks_like_regulations
+from excerpt.ingest.regulations import load_hwpx, load_regulations, looks_like_regulations
 from excerpt.ingest.text import load_text
 
 __all__ = ["FORMATS", "LOADERS", "RESERVED_FORMATS", "detect_format", "load"]
@@ -24,21 +24,22 @@ LOADERS: dict[str, Loader] = {
     "code": load_code_source,
     "code-bundle": load_code_bundle,
     "gutenberg": load_gutenberg,
+    "hwpx": load_hwpx,
     "regulations": load_regulations,
     "text": load_text,
 }
-# HWPX text extraction works (ingest/hwpx.py), but the later edition's layout is not yet parsed
-# into regulations as well as the plain-text edition is: refused until it is.
-RESERVED_FORMATS: tuple[str, ...] = ("hwpx",)
+# Format names kept for loaders still to come: refused with "not available yet".
+RESERVED_FORMATS: tuple[str, ...] = ()
 FORMATS = ("auto", *LOADERS, *RESERVED_FORMATS)
 
 
 def detect_format(paths: Sequence[Path]) -> str:
     """``"code-bundle"`` (a zip or folder with ``repo_meta.json``), ``"beir"`` (a folder with
     ``corpus.jsonl``, or that file), ``"code"`` (``.cs``/``.sql`` files, or a folder mostly of
-    them), ``"hwpx"`` (an ``.hwpx`` file), ``"gutenberg"`` (a ``.txt`` file with a Project
-    Gutenberg header and START marker), ``"regulations"`` (a ``.txt`` regulation book with its
-    table of contents), else ``"text"``.
+    them), ``"hwpx"`` (an ``.hwpx`` file: a regulation book saved by the Hangul word processor),
+    or a folder holding ``.hwpx`` files and no text files), ``"gutenberg"`` (a ``.txt`` file with
+    a Project Gutenberg header and START marker), ``"regulations"`` (a ``.txt`` regulation book
+    with its table of contents), else ``"text"``.
 
     Paths of different formats raise :class:`InputError` (load them separately).
     """
@@ -59,7 +60,9 @@ def _detect_one(path: Path) -> str:
     if path.is_dir():
         if (path / CORPUS_FILE).is_file():
             return "beir"
-        return "code" if _mostly_code(path) else "text"
+        if _mostly_code(path):
+            return "code"
+        return "hwpx" if _only_hwpx(path) else "text"
     if path.name == CORPUS_FILE:
         return "beir"
     if path.suffix.lower() in CODE_SUFFIXES:
@@ -87,6 +90,12 @@ def _mostly_code(folder: Path) -> bool:
     return code > 0 and code > text
 
 
+def _only_hwpx(folder: Path) -> bool:
+    """A folder of HWPX books: it holds .hwpx files and no text files."""
+    suffixes = {path.suffix.lower() for path in walk_files(folder)}
+    return ".hwpx" in suffixes and not suffixes & set(TEXT_SUFFIXES)
+
+
 def load(
     paths: Sequence[Path], fmt: str = "auto", options: LoadOptions | None = None
 ) -> LoadedCorpus:
@@ -98,6 +107,6 @@ def load(
     loader = LOADERS.get(fmt)
     if loader is None:
         known = ", ".join(f for f in FORMATS if f not in RESERVED_FORMATS)
-        later = ", ".join(RESERVED_FORMATS)
-        raise InputError(f"unknown format {fmt!r}; known formats: {known} (later: {later})")
+        later = f" (later: {', '.join(RESERVED_FORMATS)})" if RESERVED_FORMATS else ""
+        raise InputError(f"unknown format {fmt!r}; known formats: {known}{later}")
     return loader(paths, options)

@@ -12,8 +12,9 @@ keeps, which is what the plain-text edition of a regulation book is):
 * its text, with ``hp:tab`` as a tab, ``hp:lineBreak`` as ``\\n`` (a line break inside a
   paragraph: ``①…<lineBreak/>② …`` puts each 항 on its own line), ``hp:fwSpace`` and
   ``hp:nbSpace`` as a space;
-* a table (``hp:tbl``) inside it: the text before the table is yielded first, then each cell's
-  paragraphs (row by row), then the text after the table as a paragraph of its own;
+* a table (``hp:tbl``) inside it: the text before the table is yielded first (also when it is
+  empty: the text export writes a blank line there), then each cell's paragraphs (row by row),
+  then the text after the table as a paragraph of its own;
 * page furniture is left out: the paragraphs of running headers and footers (``hp:header``,
   ``hp:footer``: the book repeats ``교원인사규정  3—1—5～`` and a rule on every page; they are
   not in the text edition and would fall between a regulation's title and its first article);
@@ -136,11 +137,10 @@ class _Reader:
 
     @staticmethod
     def _flush(buffer: list[str]) -> Iterator[str]:
-        """The text before a table, as a paragraph of its own (nothing when blank)."""
+        """The text before a table, as a line of its own (blank too, as the text export has)."""
         text = "".join(buffer)
         buffer.clear()
-        if text.strip():
-            yield text
+        yield text
 
 
 def _paragraphs(fh: IO[bytes], numbers: _Numbers) -> Iterator[str]:

@@ -96,7 +96,7 @@ from excerpt.ingest.hwpx import hwpx_paragraphs
 from excerpt.ingest.text import read_text_file
 from excerpt.types import Document, Edge, IngestIssue, Node
 
-__all__ = ["load_regulations", "looks_like_regulations"]
+__all__ = ["load_hwpx", "load_regulations", "looks_like_regulations"]
 
 CITES = "cites"
 RELATED = "related"
@@ -139,25 +139,43 @@ class _Index:
 
 
 BOOK_SUFFIXES = (".txt",)  # a folder walk; an .hwpx file named directly is read too
+HWPX_SUFFIXES = (".hwpx",)
 
 
 def load_regulations(paths: Sequence[Path], options: LoadOptions | None = None) -> LoadedCorpus:
-    """Load regulation books (``.txt`` or ``.hwpx`` files, or folders of them) into one corpus;
-    an HWPX file is read paragraph by paragraph (:mod:`excerpt.ingest.hwpx`) into the same
-    text the plain-text edition has, then parsed alike."""
+    """Load regulation books (``.txt`` or ``.hwpx`` files, or folders of ``.txt`` books) into
+    one corpus; an HWPX file is read as :func:`load_hwpx` reads it."""
+    return _load_books(paths, options, BOOK_SUFFIXES)
+
+
+def load_hwpx(paths: Sequence[Path], options: LoadOptions | None = None) -> LoadedCorpus:
+    """Load regulation books saved as HWPX (``.hwpx`` files, or folders of them).
+
+    The file's paragraphs are read in document order by :mod:`excerpt.ingest.hwpx` (tables
+    cell by cell, running headers and footers left out, numbering drawn), which gives the text
+    the word processor's own text export gives; that text is parsed as a plain-text book is,
+    so documents, node ids, titles, metadata and edges have the same form.  Issue lines and
+    ``line`` metadata count lines of that text (one per paragraph, table cell or line break).
+    """
+    return _load_books(paths, options, HWPX_SUFFIXES)
+
+
+def _load_books(
+    paths: Sequence[Path], options: LoadOptions | None, suffixes: tuple[str, ...]
+) -> LoadedCorpus:
     options = options or LoadOptions()
     check_options(options)
     given = require_paths(paths)
     files: list[Path] = []
     for path in given:
-        files.extend([f for f in walk_files(path) if f.suffix.lower() in BOOK_SUFFIXES]
+        files.extend([f for f in walk_files(path) if f.suffix.lower() in suffixes]
                      if path.is_dir() else [path])
     if not files:
-        raise CorpusError("no .txt or .hwpx files in " + ", ".join(str(p) for p in given))
+        raise CorpusError(f"no {' or '.join(suffixes)} files in "
+                          + ", ".join(str(p) for p in given))
     corpus = LoadedCorpus(source=source_name(given), index_titles=True)
     owners: dict[str, Path] = {}
     index = _Index()
-    cited: list[Node] = []
     for f in sorted({f.resolve(): f for f in files}.values(), key=lambda p: str(p.resolve())):
         book = _read_book(f)
         docs, nodes = _emit(book, f, options, index)
@@ -168,10 +186,9 @@ def load_regulations(paths: Sequence[Path], options: LoadOptions | None = None) 
             owners[doc.id] = f
         corpus.documents.extend(docs)
         corpus.nodes.extend(nodes)
-        cited.extend(nodes)
         corpus.errors.extend(IngestIssue(str(f), reason, line or None)
                              for line, reason in book.issues)
-    corpus.edges = _edges(cited, index)
+    corpus.edges = _edges(corpus.nodes, index)
     corpus.nodes.sort(key=lambda n: n.id)
     corpus.documents.sort(key=lambda d: d.id)
     corpus.errors.sort(key=lambda e: (e.path, e.line or 0, e.reason))
@@ -204,9 +221,11 @@ def _read_book(path: Path) -> Book:
         raise CorpusError(f"{path}: {reason}")
     book = parse_book(text)
     if not any(p.kind == "article" for r in book.regulations for p in r.parts):
+        instead = ("only regulation books are read from HWPX" if path.suffix.lower() == ".hwpx"
+                   else "load it with the text format instead")
         raise CorpusError(
             f"{path} is not a regulation book: no regulation with articles (a title line "
-            "followed by lines '제1조 (…) …') was found; load it with the text format instead"
+            f"followed by lines '제1조 (…) …') was found; {instead}"
         )
     return book
 
