@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from excerpt.analyze import analyze, detect_language
+from excerpt.analyze import ANALYZER_VERSION, analyze, detect_language
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import InputError, NotFoundError
 from excerpt.graph.expand import GraphLimits, GraphResult, NodeStatus, adjacency, expand
@@ -293,7 +293,10 @@ class Engine:
         self, view: View, query: str, tokens: dict[str, float], mode: SearchMode, k: int,
         timings: dict[str, float],
     ) -> tuple[list[Candidate], list[str]]:
-        notes: list[str] = []
+        notes = [f"snapshot {p.info.snapshot_id} was indexed with analyzer version "
+                 f"{p.segment.meta.get('analyzer')} (now {ANALYZER_VERSION}): re-ingest it so "
+                 "its tokens match the query's" for p in view.parts
+                 if p.segment.meta.get("analyzer") != ANALYZER_VERSION]
         depth = max(k, self.settings.fusion_depth)
         has_vectors = any(p.segment.vectors is not None for p in view.parts)
         lexical: list[Candidate] = []

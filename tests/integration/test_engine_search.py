@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,18 @@ def test_korean_query_uses_bm25_and_matches_inflected_forms(tmp_path: Path) -> N
     assert result.hits[0].node.id == "scholarship.md:0000"
     lexical = engine.search("장학금 신청 방법", Filters(collection="ko"), ADMIN, "bm25", 3)
     assert [h.node.id for h in lexical.hits] == ["scholarship.md:0000"]
+
+
+def test_a_snapshot_indexed_by_an_older_analyzer_is_reported(tmp_path: Path) -> None:
+    engine = Engine(tmp_path / "home")
+    result = engine.ingest(write(tmp_path / "ko", KOREAN), collection="ko", embedder="none")
+    assert result.snapshot_id is not None
+    fresh = engine.search("장학금 신청", Filters(collection="ko"), ADMIN, "bm25")
+    assert not any("analyzer version" in n for n in fresh.analysis["notes"])
+    meta_file = engine.store.segment(result.snapshot_id).folder / "meta.json"
+    engine.close()
+    meta = json.loads(meta_file.read_text("utf-8"))
+    meta_file.write_text(json.dumps({**meta, "analyzer": "0"}), "utf-8")
+    stale = Engine(tmp_path / "home").search("장학금 신청", Filters(collection="ko"), ADMIN, "bm25")
+    assert any("analyzer version 0" in n and "re-ingest" in n for n in stale.analysis["notes"])
+    assert stale.hits  # still searched

@@ -18,7 +18,7 @@ __all__ = ["ANALYZER_VERSION", "LANGUAGES", "analyze", "analyze_many", "detect_l
 
 # Recorded by the store with every index: bump it whenever any text's tokens may change,
 # including on an upgrade of kiwipiepy, its model or PyStemmer.
-ANALYZER_VERSION = "1"
+ANALYZER_VERSION = "2"
 
 LANGUAGES = ("en", "ko")
 

@@ -9,8 +9,11 @@
   ``proc_SearchShipments_BM25`` into five) goes, as the original text it covers, through the
   English pipeline, so ``BM25``, ``Scholarship`` or ``學則`` in a Korean text gives the same
   tokens as in a text without Hangul.
-* A regulation name written as one word (교원인사규정) also gives the whole compound after its
-  parts, so the exact name outranks documents that merely mention 교원, 인사 and 규정.
+* A regulation name written as one word (교원인사규정, 학생상벌에관한규정) also gives the whole
+  word after its parts, so the exact name outranks documents that merely mention 교원, 인사 and
+  규정: when a noun ends in a name suffix (규정, 세칙, 학칙 …), the Hangul run it closes (back to
+  the previous space or symbol, particles inside included) is added if it is longer than the
+  noun.
 * Everything else is dropped: particles (J*), endings (E*), affixes (XP*, XS*), bound nouns
   (NNB), copulas, auxiliaries, adverbs, determiners.
 """
@@ -33,6 +36,8 @@ REFERENCE = re.compile(rf"(?:(?<![가-힣])|(?<=[{_UNITS}]))제 ?\d+ ?[{_UNITS}]
 _KEEP = frozenset({"NNG", "NNP", "NR", "XR", "VV", "VV-I", "VV-R", "VA", "VA-I", "VA-R"})
 _NOUNS = frozenset({"NNG", "NNP"})
 _NAME_SUFFIXES = ("규정", "규칙", "세칙", "지침", "학칙", "요령", "내규", "규약", "정관")
+# Dots inside names (연구노트작성․관리규정; NFKC turns ․ into "."), joined between Hangul only.
+_NAME_JOINERS = "·・."
 
 # No URL/e-mail/hashtag/serial matching: those spans are non-Hangul runs anyway, and a matched
 # URL or hashtag would hide the Hangul words inside it from Kiwi.
@@ -62,17 +67,25 @@ def _is_symbolic(tag: str) -> bool:
     return tag[0] == "S" or tag.startswith("W_")
 
 
-def _compound(nouns: list[Any]) -> str | None:
-    if len(nouns) < 2:
+def _name_word(text: str, noun: Any) -> str | None:
+    """The Hangul word that ends with ``noun`` when ``noun`` ends in a name suffix."""
+    end = noun.start + noun.len
+    if not noun.form.endswith(_NAME_SUFFIXES) or text[noun.start:end] != noun.form:
         return None
-    whole = "".join(n.form for n in nouns)
-    return whole if whole.endswith(_NAME_SUFFIXES) else None
+    start = noun.start
+    while start > 0 and (_is_hangul(text[start - 1]) or (
+            text[start - 1] in _NAME_JOINERS and start > 1 and _is_hangul(text[start - 2]))):
+        start -= 1
+    return text[start:end] if start < noun.start else None
+
+
+def _is_hangul(ch: str) -> bool:
+    return "가" <= ch <= "힣"
 
 
 def _tokens(text: str, morphs: Iterable[Any]) -> list[str]:
     out: list[str] = []
     run_start = run_end = -1
-    nouns: list[Any] = []  # the touching NNG/NNP morphemes just seen
 
     def end_run() -> None:
         nonlocal run_start, run_end
@@ -80,15 +93,9 @@ def _tokens(text: str, morphs: Iterable[Any]) -> list[str]:
             out.extend(analyze_english(text[run_start:run_end]))
             run_start = run_end = -1
 
-    def end_nouns() -> None:
-        if (whole := _compound(nouns)) is not None:
-            out.append(whole)
-        nouns.clear()
-
     for m in morphs:
         start, end, tag = m.start, m.start + m.len, m.tag
         if _is_symbolic(tag):
-            end_nouns()
             if start != run_end:
                 end_run()
                 run_start = start
@@ -96,16 +103,12 @@ def _tokens(text: str, morphs: Iterable[Any]) -> list[str]:
             continue
         end_run()
         if tag == "NNP" and REFERENCE.fullmatch(m.form):
-            end_nouns()
             out.append(m.form.replace(" ", ""))
             continue
-        if tag not in _NOUNS or (nouns and nouns[-1].start + nouns[-1].len != start):
-            end_nouns()
-        if tag in _NOUNS:
-            nouns.append(m)
         if tag in _KEEP:
             out.append(m.form)
-    end_nouns()
+        if tag in _NOUNS and (whole := _name_word(text, m)) is not None:
+            out.append(whole)
     end_run()
     return out
 

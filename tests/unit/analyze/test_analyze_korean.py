@@ -59,6 +59,13 @@ def test_regulation_name_matches_and_is_kept_whole() -> None:
     assert {"교원", "인사", "규정", "제5조"} <= set(document)
 
 
+def test_regulation_names_with_particles_and_dots_are_kept_whole() -> None:
+    assert "학생상벌에관한규정" in analyze("「학생상벌에관한규정」 제16조에 따른다")
+    assert "연구노트작성.관리규정" in analyze("연구노트작성․관리규정 제3조")  # ․ is NFKC "."
+    ordinary = analyze("이 규정에 따라 관련 규정을 적용한다")
+    assert ordinary.count("규정") == 2 and all(t == "규정" or "규정" not in t for t in ordinary)
+
+
 def test_verb_and_adjective_stems() -> None:
     assert analyze("아름다운 꽃을 도왔다") == ["아름답", "꽃", "돕"]
 
