@@ -379,7 +379,8 @@ def test_a_folder_of_books(tmp_path: Path) -> None:
 def test_a_code_mistyped_in_a_part_list_takes_the_contents_code(tmp_path: Path) -> None:
     # The 9-343 edition lists 인공지능(AI)위원회규정 as 4-0-78 in part 4 and 4-0-76 in the contents.
     text = ("차례\n\t\t시험규정\t1-0-1\n\t\t새규정\t1-0-2\n찾아보기\n\n제1편\n"
-            "시험규정\t1-0-1\n새규정\t1-0-9\n\n시험규정\n제1조 (목적) 목적.\n새규정\n제1조 (목적) 새.\n")
+            "시험규정\t1-0-1\n새규정\t1-0-9\n\n"
+            "시험규정\n제1조 (목적) 목적.\n새규정\n제1조 (목적) 새.\n")
     corpus = load_regulations([write(tmp_path, text)])
     codes = {d.id: d.metadata["rule_code"] for d in corpus.documents}
     assert codes == {"새규정": "1-0-2", "시험규정": "1-0-1"}
