@@ -34,6 +34,7 @@ from excerpt.provenance.trace import (
 )
 from excerpt.query.topk import TopK, reduce_for_latency
 from excerpt.query.understand import understand
+from excerpt.retrieve.citations import pin_named
 from excerpt.retrieve.dense import QueryEmbedder, search_dense
 from excerpt.retrieve.fusion import blend, rrf
 from excerpt.retrieve.lexical import bm25_scores, query_weights, search_bm25
@@ -208,6 +209,8 @@ class Engine:
             reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
                                          self.settings.search_budget_ms)
             top, k_reason, ranked = reduced.k, reduced.reason, ranked[: reduced.k]
+        ranked, named = pin_named(view, query, ranked)
+        ranked = ranked[:top]
         t_hop = time.perf_counter()
         hopped, hop_report = self._follow_citations(view, ranked, weights)
         if hop_report is not None:
@@ -233,6 +236,7 @@ class Engine:
             "expanded_terms": plan.expanded_terms,
             "k_reason": k_reason,
             "visible_nodes": view.visible,
+            **({"named_nodes": named} if named else {}),
             "notes": notes,
             **({"multi_hop": hop_report.to_json()} if hop_report is not None else {}),
         }

@@ -1,0 +1,62 @@
+"""Exact citations: a query that names a node by its id gets that node first.
+
+People ask for ``교원인사규정 제15조`` or ``「학생상벌에관한규정」 제16조제2항``; BM25 spreads
+such a query over every article of the regulation (short ones win on length), so the named
+article may rank anywhere. Here the query's words, with brackets and quotes stripped, are
+looked up as node ids: every single word and every pair of neighbouring words, the second cut
+to its article (``제16조제2항`` -> ``제16조``). A visible node found this way is placed first, in
+the order the query names them, with a score just above the best hit's (so every ordering by
+score agrees); its own text need not match the query at all. Invisible nodes are never found.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from excerpt.retrieve.view import Candidate, View
+
+_BRACKETS = re.compile(r"[「」『』\"'“”‘’()\[\]<>《》〈〉,.?!]")
+_ARTICLE = re.compile(r"제\d+조(?:의\d+)?")
+MAX_WORDS = 32
+
+
+def candidate_ids(query: str) -> list[str]:
+    """Ids the query may name, in the order they appear (pairs before the single words)."""
+    words = _BRACKETS.sub(" ", query).split()[:MAX_WORDS]
+    out: list[str] = []
+    for i, word in enumerate(words):
+        if i + 1 < len(words):
+            out.append(f"{word} {words[i + 1]}")
+            if (article := _ARTICLE.match(words[i + 1])) and article.group() != words[i + 1]:
+                out.append(f"{word} {article.group()}")
+        out.append(word)
+    return list(dict.fromkeys(out))
+
+
+def named_nodes(view: View, query: str) -> list[Candidate]:
+    """Visible nodes whose id the query names (score 0; the caller places them)."""
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    for node_id in candidate_ids(query):
+        for part_index, part in enumerate(view.parts):
+            ordinal = part.segment.ordinal_of.get(node_id)
+            if ordinal is not None and part.mask[ordinal] and node_id not in seen:
+                seen.add(node_id)
+                found.append(Candidate(part_index, ordinal, node_id, 0.0))
+                break
+    return found
+
+
+def pin_named(view: View, query: str, ranked: list[Candidate]) -> tuple[list[Candidate], list[str]]:
+    """``ranked`` with the nodes the query names moved (or added) to the front."""
+    named = named_nodes(view, query)
+    if not named:
+        return ranked, []
+    top = ranked[0].score if ranked else 0.0
+    pinned_ids = {c.id for c in named}
+    scores = np.nextafter(np.float32(top), np.float32(np.inf), dtype=np.float32)
+    first = [c._replace(score=float(scores)) for c in named]
+    rest = [c for c in ranked if c.id not in pinned_ids]
+    return first + rest, [c.id for c in named]
