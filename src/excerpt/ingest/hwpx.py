@@ -168,9 +168,9 @@ def _t_text(t: ET.Element) -> Iterator[str]:
 
 # --- paragraph numbering and bullets (Contents/header.xml) ---------------------------------------
 
-# The book's bullets are symbol-font code points (Private Use Area); the word processor's text
-# export writes them as these characters.
-_SYMBOLS = {"\uf0a7": "■", "\uf09f": "●", "\uf06c": "●", "\uf0b7": "•", "\uf0fc": "✓"}
+# Two of the book's bullets are symbol-font code points (Private Use Area); the word processor's
+# text export writes them as these characters (seen in the 9-340 text edition).  Others as is.
+_SYMBOLS = {"\uf0a7": "■", "\uf09f": "●"}
 _CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
 _SYLLABLES = "가나다라마바사아자차카타파하"
 _JAMO = "ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ"
