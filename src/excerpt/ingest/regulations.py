@@ -1,7 +1,10 @@
-"""Regulation books (규정집) in plain text: one document per regulation, one node per article.
+"""Regulation books (규정집) in plain text or HWPX: one document per regulation, one node per
+article.
 
 The book's layout (contents, indexes, parts, regulations, articles, 부칙, appendices) is read by
 :mod:`excerpt.ingest._regulation_text`; this module turns it into documents, nodes and edges.
+An HWPX book is first read into the text its word processor's text export gives
+(:mod:`excerpt.ingest.hwpx`), so both editions of a book give the same form of ids and metadata.
 
 **Documents** — one per regulation found in the body, in force or not.  Id and title: the
 regulation's name as its title line writes it (``교원인사규정``).  A name used by several
