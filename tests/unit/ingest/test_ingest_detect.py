@@ -76,7 +76,7 @@ def test_unknown_and_reserved_formats(tree: dict[str, Path]) -> None:
         with pytest.raises(InputError, match=f"format {name} is not available yet"):
             load([tree["plain"]], name, LoadOptions())
     assert set(FORMATS) == {"auto", "text", "gutenberg", "beir", "code", "code-bundle",
-                            "regulations", *RESERVED_FORMATS}
+                            "regulations", "hwpx", *RESERVED_FORMATS}
 
 
 @pytest.mark.data
