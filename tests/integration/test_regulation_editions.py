@@ -23,19 +23,24 @@ diff is also checked on a small book imported the same way.
 
 from __future__ import annotations
 
+import json
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 import pytest
+from click.testing import CliRunner
 
+from excerpt.cli.main import cli
 from excerpt.engine import Engine
 from excerpt.errors import InputError
 from excerpt.ingest.base import LoadedCorpus
 from excerpt.ingest.editions import diff_snapshots
 from excerpt.ingest.regulations import load_hwpx, load_regulations
-from excerpt.types import Node
+from excerpt.types import Node, Principal
+
+ADMIN = Principal.admin()
 
 EARLIER = ("regulations", "dongeui_regulations_9-340_20250702.txt")
 LATER = ("regulations", "dongeui_regulations_9-343_20250909.hwpx")
@@ -180,7 +185,7 @@ def test_the_diff_of_two_snapshots_of_one_source(tmp_path: Path) -> None:
     listed = engine.snapshots("regs")["snapshots"]
     assert [(s["source"], s["name"]) for s in listed] == [("book", "2025-07"), ("book", "2025-09")]
     assert [s.snapshot_id for s in engine.store.latest_snapshots("regs")] == [second.snapshot_id]
-    diff = diff_snapshots(engine.store, first.snapshot_id, second.snapshot_id)
+    diff = diff_snapshots(engine.store, first.snapshot_id, second.snapshot_id, ADMIN)
     assert diff.added == ["시험규정 제2조의2", "폐지될규정"]
     assert diff.removed == ["폐지될규정 제1조"]
     assert diff.changed == ["시험규정 제2조"]
@@ -190,16 +195,42 @@ def test_the_diff_of_two_snapshots_of_one_source(tmp_path: Path) -> None:
         "시험규정": ("changed", ["시험규정 제2조의2"], [], ["시험규정 제2조"]),
         "폐지될규정": ("changed", ["폐지될규정"], ["폐지될규정 제1조"], []),
     }
-    strict = diff_snapshots(engine.store, first.snapshot_id, second.snapshot_id,
+    strict = diff_snapshots(engine.store, first.snapshot_id, second.snapshot_id, ADMIN,
                             ignore_whitespace=False)
     assert strict.changed == ["시험규정 제2조", "시험규정 제3조"] and strict.reformatted == []
-    backwards = diff_snapshots(engine.store, second.snapshot_id, first.snapshot_id)
+    backwards = diff_snapshots(engine.store, second.snapshot_id, first.snapshot_id, ADMIN)
     assert backwards.added == diff.removed and backwards.removed == diff.added
     assert diff.to_json()["counts"] == {"added": 2, "removed": 1, "changed": 1,
                                         "reformatted": 1, "unchanged": 2, "documents": 2}
     other = engine.ingest(tmp_path / "book.txt", "elsewhere", embedder="none")
     with pytest.raises(InputError, match="not of one collection"):
-        diff_snapshots(engine.store, first.snapshot_id, str(other.snapshot_id))
+        diff_snapshots(engine.store, first.snapshot_id, str(other.snapshot_id), ADMIN)
+
+
+def test_the_diff_shows_only_what_the_caller_may_see(tmp_path: Path) -> None:
+    (tmp_path / "book.txt").write_text(TEXT_BOOK, encoding="utf-8")
+    engine = Engine(tmp_path / "home")
+    first = engine.ingest(tmp_path / "book.txt", "regs", embedder="none", source="book")
+    second = engine.ingest(hwpx_book(tmp_path / "book.hwpx"), "regs", embedder="none",
+                           source="book", acl_tags=["board"])
+    assert first.snapshot_id and second.snapshot_id
+    board = diff_snapshots(engine.store, first.snapshot_id, second.snapshot_id,
+                           Principal(frozenset({"board"})))
+    outsider = diff_snapshots(engine.store, first.snapshot_id, second.snapshot_id,
+                              Principal.anonymous())
+    assert "시험규정 제2조의2" in board.added
+    assert outsider.added == [] and outsider.changed == [] and outsider.reformatted == []
+    assert set(outsider.removed) == set(engine.store.segment(first.snapshot_id).ids)
+    assert all(d.status == "removed" or not d.added for d in outsider.documents.values())
+    engine.close()
+    args = ["--home", str(tmp_path / "home"), "diff", first.snapshot_id, second.snapshot_id]
+    as_board = CliRunner().invoke(cli, [*args, "--acl-tag", "board", "--json"])
+    as_outsider = CliRunner().invoke(cli, [*args, "--json"])
+    assert as_board.exit_code == 0 and as_outsider.exit_code == 0
+    assert json.loads(as_board.output)["added"] == board.added
+    assert json.loads(as_outsider.output)["counts"]["added"] == 0
+    missing = CliRunner().invoke(cli, ["--home", str(tmp_path / "home"), "diff", "nope", "x"])
+    assert missing.exit_code != 0 and "nope" in missing.output
 
 
 # --- both editions through the engine -----------------------------------------------------------
@@ -218,7 +249,7 @@ def test_both_editions_as_snapshots_of_one_source(
     assert (second.documents, second.nodes, second.edges) == (514, 6079, 1298)
     assert first.snapshot_id and second.snapshot_id
     assert [s.name for s in engine.store.latest_snapshots("reg")] == ["9-343"]
-    diff = diff_snapshots(engine.store, first.snapshot_id, second.snapshot_id)
+    diff = diff_snapshots(engine.store, first.snapshot_id, second.snapshot_id, ADMIN)
     for name in NEW_REGULATIONS:
         assert diff.documents[name].status == "added"
     assert set(AMENDED) <= set(diff.changed)

@@ -179,6 +179,38 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], collection: str, fmt: st
 
 
 @cli.command()
+@click.argument("before")
+@click.argument("after")
+@click.option("--exact-whitespace", is_flag=True,
+              help="Count whitespace-only differences as changes (default: 'reformatted').")
+@principal_options
+@json_option
+@click.pass_context
+@handles_errors
+def diff(ctx: click.Context, before: str, after: str, exact_whitespace: bool,
+         acl_tags: tuple[str, ...], clearances: tuple[str, ...], all_access: bool) -> None:
+    """What changed from snapshot BEFORE to snapshot AFTER (e.g. two editions of a book
+    imported with the same --source): nodes added, removed, changed, per document; only
+    nodes the caller may see are compared."""
+    from excerpt.ingest.editions import diff_snapshots
+
+    result = diff_snapshots(ctx.obj["engine"].store, before, after,
+                            make_principal(acl_tags, clearances, all_access),
+                            ignore_whitespace=not exact_whitespace)
+    payload = result.to_json()
+
+    def human() -> None:
+        counts = payload["counts"]
+        click.echo(", ".join(f"{n} {k}" for k, n in counts.items()))
+        for doc in payload["documents"]:
+            parts = [f"{k} {', '.join(doc[k])}" for k in ("added", "removed", "changed")
+                     if doc[k]]
+            click.echo(f"{doc['document_id']} ({doc['status']}): " + "; ".join(parts))
+
+    emit(ctx, payload, human)
+
+
+@cli.command()
 @click.option("--collection", default=None, help="Only this collection.")
 @json_option
 @click.pass_context

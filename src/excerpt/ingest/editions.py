@@ -23,8 +23,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from excerpt.errors import InputError
 from excerpt.store.base import Store
+from excerpt.types import Principal
 
 __all__ = ["DocumentDiff", "SnapshotDiff", "diff_snapshots"]
 
@@ -83,10 +86,13 @@ class SnapshotDiff:
 
 
 def diff_snapshots(
-    store: Store, before: str, after: str, *, ignore_whitespace: bool = True
+    store: Store, before: str, after: str, principal: Principal, *,
+    ignore_whitespace: bool = True,
 ) -> SnapshotDiff:
     """Compare snapshot ``before`` with snapshot ``after`` (ids as ``excerpt snapshots`` lists
-    them; both of one collection) node by node; see the module docstring.
+    them; both of one collection) node by node, over the nodes ``principal`` may see: a node
+    hidden from the caller is left out on both sides, so it never shows as added or removed
+    (nor does its document); see the module docstring.
 
     Raises :class:`~excerpt.errors.NotFoundError` for an unknown snapshot (from the store) and
     :class:`InputError` when the two belong to different collections.
@@ -95,7 +101,7 @@ def diff_snapshots(
     if first.collection != second.collection:
         raise InputError(f"snapshots {before!r} ({first.collection}) and {after!r} "
                          f"({second.collection}) are not of one collection")
-    old, new = _digests(store, before), _digests(store, after)
+    old, new = _digests(store, before, principal), _digests(store, after, principal)
     diff = SnapshotDiff(before, after)
     for node_id in sorted(old.keys() | new.keys()):
         kind = _compare(old.get(node_id), new.get(node_id), ignore_whitespace)
@@ -131,19 +137,20 @@ def _document_status(diff: SnapshotDiff, old_docs: set[str], new_docs: set[str])
             doc.status = "removed"
 
 
-def _digests(store: Store, snapshot_id: str) -> dict[str, _Digest]:
+def _digests(store: Store, snapshot_id: str, principal: Principal) -> dict[str, _Digest]:
     """Node id -> digests of its text, read in batches of ordinals."""
     out: dict[str, _Digest] = {}
-    for node in _nodes(store, snapshot_id):
+    for node in _nodes(store, snapshot_id, principal):
         out[node[0]] = _Digest(node[1], _hash(node[2]), _hash(_SPACE.sub("", node[2])))
     return out
 
 
-def _nodes(store: Store, snapshot_id: str) -> Iterator[tuple[str, str, str]]:
-    """``(id, document id, text)`` of every node of the snapshot."""
-    size = len(store.segment(snapshot_id).ids)
-    for start in range(0, size, _BATCH):
-        for node in store.nodes_by_ordinal(snapshot_id, range(start, min(size, start + _BATCH))):
+def _nodes(store: Store, snapshot_id: str,
+           principal: Principal) -> Iterator[tuple[str, str, str]]:
+    """``(id, document id, text)`` of every node of the snapshot that ``principal`` may see."""
+    visible = [int(i) for i in np.flatnonzero(store.segment(snapshot_id).visible(principal))]
+    for start in range(0, len(visible), _BATCH):
+        for node in store.nodes_by_ordinal(snapshot_id, visible[start:start + _BATCH]):
             yield node.id, node.document_id, node.text
 
 
