@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from excerpt.analyze import analyze, detect_language
-from excerpt.answer.sentences import split_sentences, strip_citation_marks
+from excerpt.compose.sentences import split_sentences, strip_citation_marks
 
 SUPPORT = 0.5
 

@@ -7,7 +7,7 @@ answer to judge instead of excerpt's own). ``examples/regulations/scenarios.yaml
 
 For each scenario the query runs through :meth:`Engine.search` (adaptive ``k`` unless one is
 given), the hits' texts are the contexts, and the answer is excerpt's extractive answer (the
-best quotes of the hits, :mod:`excerpt.answer.quotes`) unless the scenario brings one. Scores
+best quotes of the hits, :mod:`excerpt.compose.quotes`) unless the scenario brings one. Scores
 (definitions and sources in :mod:`excerpt.evaluate.rag`):
 
 * ``context_recall``: reference sentences supported by the contexts (RAGAS context recall);
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from excerpt.answer.quotes import extractive_answer, select_quotes
+from excerpt.compose.quotes import extractive_answer, select_quotes
 from excerpt.embed.base import Embedder
 from excerpt.engine import Engine
 from excerpt.errors import InputError

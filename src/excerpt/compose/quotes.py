@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from excerpt.analyze import analyze, detect_language
-from excerpt.answer.sentences import split_sentences
+from excerpt.compose.sentences import split_sentences
 
 MIN_TOKENS = 3
 NEAR_DUPLICATE = 0.6

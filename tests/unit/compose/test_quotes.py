@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from excerpt.answer.quotes import extractive_answer, select_quotes
-from excerpt.answer.sentences import split_sentences, strip_citation_marks
+from excerpt.compose.quotes import extractive_answer, select_quotes
+from excerpt.compose.sentences import split_sentences, strip_citation_marks
 from excerpt.evaluate.rag import statements
 
 SNAPSHOTS = (

@@ -1,1 +1,0 @@
-"""Answers from retrieved passages: sentences, quotes and extractive composition."""

@@ -1,0 +1,1 @@
+"""Composition: sentences, quotes, extractive answers with [n] citations (seed 000)."""
