@@ -5,7 +5,9 @@
     │   └── CorpusError          exit 1   a corpus malformed as a whole; the import leaves nothing
     ├── NotFoundError            exit 1   a collection, snapshot or set that does not exist
     ├── StoreError               exit 1   the store cannot be opened or is inconsistent
-    └── DependencyError          exit 1   an optional component is missing (says how to install)
+    ├── DependencyError          exit 1   an optional component is missing (says how to install)
+    └── ServiceError             exit 1   a remote service (the optional LLM endpoint) failed or
+                                          answered badly; ``status`` is its HTTP status if any
 
 Usage errors (a wrong option) are click's and exit 2.
 """
@@ -38,3 +40,11 @@ class StoreError(ExcerptError):
 
 class DependencyError(ExcerptError):
     kind = "dependency"
+
+
+class ServiceError(ExcerptError):
+    kind = "service"
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
