@@ -38,8 +38,8 @@ def detect_format(paths: Sequence[Path]) -> str:
     ``corpus.jsonl``, or that file), ``"code"`` (``.cs``/``.sql`` files, or a folder mostly of
     them), ``"hwpx"`` (an ``.hwpx`` file: a regulation book saved by the Hangul word processor),
     or a folder holding ``.hwpx`` files and no text files), ``"gutenberg"`` (a ``.txt`` file with
-    a Project Gutenberg header and START marker), ``"regulations"`` (a ``.txt`` regulation book
-    with its table of contents), else ``"text"``.
+    a Project Gutenberg header and START marker, or a folder of only such files),
+    ``"regulations"`` (a ``.txt`` regulation book with its table of contents), else ``"text"``.
 
     Paths of different formats raise :class:`InputError` (load them separately).
     """
@@ -62,7 +62,9 @@ def _detect_one(path: Path) -> str:
             return "beir"
         if _mostly_code(path):
             return "code"
-        return "hwpx" if _only_hwpx(path) else "text"
+        if _only_hwpx(path):
+            return "hwpx"
+        return "gutenberg" if _only_gutenberg(path) else "text"
     if path.name == CORPUS_FILE:
         return "beir"
     if path.suffix.lower() in CODE_SUFFIXES:
@@ -94,6 +96,14 @@ def _only_hwpx(folder: Path) -> bool:
     """A folder of HWPX books: it holds .hwpx files and no text files."""
     suffixes = {path.suffix.lower() for path in walk_files(folder)}
     return ".hwpx" in suffixes and not suffixes & set(TEXT_SUFFIXES)
+
+
+def _only_gutenberg(folder: Path) -> bool:
+    """A folder of Project Gutenberg books: every file in it is one."""
+    files = list(walk_files(folder))
+    return bool(files) and all(
+        f.suffix.lower() == ".txt" and looks_like_gutenberg(f) for f in files
+    )
 
 
 def load(

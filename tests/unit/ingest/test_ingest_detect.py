@@ -85,7 +85,14 @@ def test_real_data_detection(dorian_path: Path, iliad_path: Path, scifact_dir: P
     assert detect_format([iliad_path]) == "gutenberg"  # despite the stray '?' and cp1252 bytes
     assert detect_format([dorian_path, iliad_path]) == "gutenberg"
     assert detect_format([scifact_dir]) == "beir"
-    assert detect_format([dorian_path.parent]) == "text"
+    assert detect_format([dorian_path.parent]) == "gutenberg"  # a folder of Gutenberg books
+
+
+def test_a_folder_is_gutenberg_only_when_every_file_is(dorian_path: Path, tmp_path: Path) -> None:
+    (tmp_path / "dorian.txt").write_bytes(dorian_path.read_bytes())
+    assert detect_format([tmp_path]) == "gutenberg"
+    (tmp_path / "notes.txt").write_text("My own notes on the novel.", "utf-8")
+    assert detect_format([tmp_path]) == "text"
 
 
 def test_a_folder_of_source_code_is_detected(tmp_path: Path) -> None:
