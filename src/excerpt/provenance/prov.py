@@ -16,7 +16,8 @@ exports as TriG, Turtle and JSON-LD.
 
 IRIs (vocabulary below)::
 
-    urn:excerpt:ask:<ask id>                         the ask (prov:Activity, excerpt:Ask)
+    urn:excerpt:ask:<ask id>                         the ask (prov:Activity, excerpt:Ask);
+                                                     the ask id percent-encoded like node ids
     urn:excerpt:ask:<ask id>:<stage>                 a stage entity, the event's id
     urn:excerpt:ask:<ask id>:exploration:candidate:<rank>
     urn:excerpt:ask:<ask id>:focus:selection:<rank>  a node selection (rank from 1)
