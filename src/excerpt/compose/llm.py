@@ -35,6 +35,7 @@ Proxies from the environment are honoured except for loopback endpoints.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -186,7 +187,7 @@ class LLMClient:
             raise self._error(f"cannot be reached: {_reason(exc.reason)}") from None
         except TimeoutError:
             raise self._timeout() from None
-        except OSError as exc:  # reset or closed mid-response
+        except (OSError, http.client.HTTPException) as exc:  # reset or cut short mid-response
             raise self._error(f"failed mid-request: {_reason(exc)}") from None
 
     def _content(self, payload: bytes) -> str:
