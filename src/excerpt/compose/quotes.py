@@ -1,12 +1,15 @@
 """Quotes: the sentences of the retrieved passages that best answer the query, kept diverse.
 
-Every sentence of the first ``passages`` (in rank order) is a candidate. Its relevance is the
-share of the query's distinct content tokens it contains (excerpt's analyzer: Kiwi morphemes for
-Korean, stems for English), plus a small prior for the rank of its passage so that, between
-equally matching sentences, the better passage wins. Sentences with fewer than ``MIN_TOKENS``
-content tokens are skipped, and so are headings: lines that do not end as a sentence does
-(``.``, ``!``, ``?``, ``다``, ``요``, ``。``) and have fewer than ``2 * MIN_TOKENS`` tokens, such as
-``제6조의2(종류 및 선발방법)`` on a line of its own.
+Every sentence of the ``passages`` (in rank order) starts a candidate; a sentence shorter than
+``SHORT_WORDS`` words is joined with the sentences after it (at most ``MAX_JOINED`` in all) until
+it is not, so a quote is a sentence or a short passage. A candidate's relevance is the share of
+the query's content tokens it contains (excerpt's analyzer: Kiwi morphemes for Korean, stems for
+English), each token weighted by ``weights`` when given (the engine passes BM25 idf, so
+"influence" counts for more than "say"), plus a small prior for the rank of its passage so that,
+between equally matching candidates, the better passage wins. Candidates with fewer than
+``MIN_TOKENS`` content tokens are skipped, and so are headings (never joined to their text):
+lines that do not end as a sentence does (``.``, ``!``, ``?``, ``다``, ``요``, ``。``) and have
+fewer than ``2 * MIN_TOKENS`` tokens, such as ``제6조의2(종류 및 선발방법)`` on a line of its own.
 
 Selection is MMR-lite (Carbonell & Goldstein, SIGIR 1998, with a hard cut instead of the
 trade-off): candidates are taken best first, and one whose token set overlaps an already chosen
@@ -15,7 +18,7 @@ quote by ``NEAR_DUPLICATE`` or more (Jaccard) is passed over, so no two quotes s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from excerpt.analyze import analyze, detect_language
@@ -24,6 +27,8 @@ from excerpt.compose.sentences import split_sentences
 MIN_TOKENS = 3
 NEAR_DUPLICATE = 0.6
 RANK_PRIOR = 0.05
+SHORT_WORDS = 12
+MAX_JOINED = 3
 SENTENCE_ENDINGS = (".", "!", "?", "다", "요", "。")
 
 Tokenize = Callable[[str], list[str]]
@@ -55,17 +60,35 @@ class _Candidate:
     score: float
 
 
+def _units(text: str) -> list[str]:
+    """Each sentence, joined with the next ones while it is shorter than SHORT_WORDS words."""
+    sentences = split_sentences(text)
+    units = []
+    for i, sentence in enumerate(sentences):
+        unit, j = sentence, i
+        if not sentence.endswith(SENTENCE_ENDINGS):  # a heading is not joined to its text
+            units.append(unit)
+            continue
+        while len(unit.split()) < SHORT_WORDS and j + 1 < len(sentences) and j - i + 1 < MAX_JOINED:
+            j += 1
+            unit = f"{unit} {sentences[j]}"
+        units.append(unit)
+    return units
+
+
 def _candidates(query_tokens: frozenset[str], passages: Sequence[tuple[str, str]],
-                tokenize: Tokenize) -> list[_Candidate]:
+                tokenize: Tokenize, weights: Mapping[str, float]) -> list[_Candidate]:
+    total = sum(weights.get(t, 1.0) for t in query_tokens)
     out: list[_Candidate] = []
     for rank, (node_id, text) in enumerate(passages):
-        for sentence in split_sentences(text):
-            tokens = frozenset(tokenize(sentence))
-            if not _quotable(sentence, tokens):
+        for unit in _units(text):
+            tokens = frozenset(tokenize(unit))
+            if not _quotable(unit, tokens):
                 continue
-            relevance = len(tokens & query_tokens) / len(query_tokens) if query_tokens else 0.0
+            matched = sum(weights.get(t, 1.0) for t in tokens & query_tokens)
+            relevance = matched / total if total else 0.0
             score = relevance + RANK_PRIOR / (1 + rank)
-            out.append(_Candidate(Quote(node_id, sentence, relevance, rank), tokens, score))
+            out.append(_Candidate(Quote(node_id, unit, relevance, rank), tokens, score))
     out.sort(key=lambda c: -c.score)  # stable: ties keep passage and sentence order
     return out
 
@@ -81,13 +104,15 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def select_quotes(query: str, passages: Sequence[tuple[str, str]], max_quotes: int = 3,
-                  tokenize: Tokenize = content_tokens) -> list[Quote]:
+                  tokenize: Tokenize = content_tokens,
+                  weights: Mapping[str, float] | None = None) -> list[Quote]:
     """Up to ``max_quotes`` diverse sentences from ``passages`` ((node id, text), best first)
-    that best match ``query``; fewer when the passages hold fewer usable sentences."""
+    that best match ``query``; fewer when the passages hold fewer usable sentences.
+    ``weights``: token -> weight (default 1 each)."""
     if max_quotes < 1:
         raise ValueError("max_quotes must be at least 1")
     chosen: list[_Candidate] = []
-    for cand in _candidates(frozenset(tokenize(query)), passages, tokenize):
+    for cand in _candidates(frozenset(tokenize(query)), passages, tokenize, weights or {}):
         if all(_jaccard(cand.tokens, c.tokens) < NEAR_DUPLICATE for c in chosen):
             chosen.append(cand)
             if len(chosen) == max_quotes:
