@@ -1,0 +1,127 @@
+"""What every reranker looks like to the rest of excerpt, and the factory by name.
+
+A reranker takes the query and the texts of the first stage's candidates (in first-stage
+order: ``documents[0]`` is the best candidate retrieval found) and returns the positions it
+keeps, best first::
+
+    >>> from excerpt.rerank import get_reranker
+    >>> get_reranker("none").rerank("q", ["a", "b", "c"], limit=2)
+    [RerankResult(index=0, score=1.0), RerankResult(index=1, score=0.5)]
+
+Names: ``none`` (keeps the first-stage order), ``late-interaction`` (MaxSim over MiniLM token
+vectors), ``features`` (lexical coverage / proximity blended with the first-stage rank) and
+``cross-encoder:/path/to/model.onnx`` (an ONNX cross-encoder with ``tokenizer.json`` beside it).
+Constructors are cheap; models load on first use.  :data:`DEFAULT_RERANKER` is the one measured
+to help on SciFact, or ``none`` when none did (bench/rerank.py, bench/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+NONE = "none"
+LATE_INTERACTION = "late-interaction"
+FEATURES = "features"
+CROSS_ENCODER_PREFIX = "cross-encoder:"
+
+DEFAULT_RERANKER = NONE
+"""No offline reranker improved SciFact nDCG@10 over excerpt's hybrid ranking; see
+bench/RESULTS.md ("Rerank").  Set a reranker by name to opt in."""
+
+
+@dataclass(frozen=True)
+class RerankResult:
+    index: int  # position in the `documents` given
+    score: float
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Orders candidate texts for a query.
+
+    ``rerank`` returns at most ``limit`` results sorted by score descending (ties: lower index
+    first), each index at most once; ``[]`` for no documents or ``limit == 0``, without loading
+    or computing anything.  A negative ``limit`` is a ``ValueError``.
+    """
+
+    name: str
+
+    def rerank(self, query: str, documents: Sequence[str], limit: int) -> list[RerankResult]: ...
+
+
+def check_limit(limit: int) -> None:
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, not {limit}")
+
+
+def ranked(scores: Sequence[float], limit: int) -> list[RerankResult]:
+    """Results for ``scores[i]`` of document ``i``: score descending, ties by lower index,
+    truncated to ``limit``.  A NaN score sorts last (a broken model never promotes a text)."""
+    check_limit(limit)
+
+    def key(i: int) -> tuple[int, float, int]:
+        s = float(scores[i])
+        return (1, 0.0, i) if math.isnan(s) else (0, -s, i)
+
+    order = sorted(range(len(scores)), key=key)[:limit]
+    return [RerankResult(i, float(scores[i])) for i in order]
+
+
+class KeepOrder:
+    """The identity reranker: first-stage order, score ``1 / (1 + index)``."""
+
+    name: str = NONE
+
+    def rerank(self, query: str, documents: Sequence[str], limit: int) -> list[RerankResult]:
+        check_limit(limit)
+        return [RerankResult(i, 1.0 / (1 + i)) for i in range(min(limit, len(documents)))]
+
+    def __repr__(self) -> str:
+        return "KeepOrder()"
+
+
+def _late_interaction() -> Reranker:
+    from excerpt.rerank.late_interaction import LateInteractionReranker
+
+    return LateInteractionReranker()
+
+
+def _features() -> Reranker:
+    from excerpt.rerank.features import FeatureReranker
+
+    return FeatureReranker()
+
+
+_FACTORIES: dict[str, Callable[[], Reranker]] = {
+    NONE: KeepOrder,
+    LATE_INTERACTION: _late_interaction,
+    FEATURES: _features,
+}
+
+
+def reranker_names() -> tuple[str, ...]:
+    """The names :func:`get_reranker` knows; ``cross-encoder:PATH`` takes a model path."""
+    return (*_FACTORIES, f"{CROSS_ENCODER_PREFIX}PATH")
+
+
+def get_reranker(name: str) -> Reranker:
+    """A new reranker for ``name`` (cheap: models load on first ``rerank``).
+
+    ``ValueError`` for an unknown name (listing the known ones) or ``cross-encoder:`` without a
+    path; a cross-encoder path that does not exist is an :class:`excerpt.errors.InputError`.
+    """
+    key = name.strip()
+    if key.lower().startswith(CROSS_ENCODER_PREFIX):
+        path = key[len(CROSS_ENCODER_PREFIX):].strip()
+        if not path:
+            raise ValueError(f"{name!r}: give the model file, as cross-encoder:/path/model.onnx")
+        from excerpt.rerank.cross_encoder import CrossEncoderReranker
+
+        return CrossEncoderReranker(path)
+    factory = _FACTORIES.get(key.lower())
+    if factory is None:
+        raise ValueError(f"unknown reranker {name!r} (known: {', '.join(reranker_names())})")
+    return factory()

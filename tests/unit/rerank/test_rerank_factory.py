@@ -1,0 +1,71 @@
+"""get_reranker by name, and the pure parts of the offline rerankers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from excerpt.errors import InputError
+from excerpt.rerank import DEFAULT_RERANKER, KeepOrder, get_reranker, reranker_names
+from excerpt.rerank.base import ranked
+from excerpt.rerank.features import FeatureReranker, min_dist, proximity
+from excerpt.rerank.late_interaction import blend_with_prior, maxsim
+
+
+def test_known_names() -> None:
+    assert set(reranker_names()) >= {"none", "late-interaction", "features",
+                                     "cross-encoder:PATH"}
+    assert isinstance(get_reranker("none"), KeepOrder)
+    assert isinstance(get_reranker(" Features "), FeatureReranker)
+
+
+def test_default_is_a_known_name() -> None:
+    assert get_reranker(DEFAULT_RERANKER).name == DEFAULT_RERANKER
+
+
+def test_unknown_name_lists_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"unknown reranker 'colbert'.*late-interaction"):
+        get_reranker("colbert")
+
+
+def test_cross_encoder_needs_a_path(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="give the model file"):
+        get_reranker("cross-encoder:")
+    with pytest.raises(InputError, match="is not a file"):
+        get_reranker(f"cross-encoder:{tmp_path / 'missing.onnx'}")
+
+
+def test_ranked_puts_nan_last_and_breaks_ties_by_index() -> None:
+    got = ranked([1.0, math.nan, 2.0, 1.0], 4)
+    assert [r.index for r in got] == [2, 0, 3, 1]
+
+
+def test_maxsim_is_the_mean_best_match() -> None:
+    q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    d = np.array([[1.0, 0.0], [0.6, 0.8]])
+    assert maxsim(q, d) == pytest.approx((1.0 + 0.8) / 2)
+    assert maxsim(q, np.zeros((0, 2))) == 0.0
+
+
+def test_blend_with_prior() -> None:
+    assert blend_with_prior([3.0, 1.0, 2.0], 0.0) == [3.0, 1.0, 2.0]
+    assert blend_with_prior([3.0, 1.0, 2.0], 1.0) == [1.0, 0.5, 0.0]
+    assert blend_with_prior([1.0, 3.0], 0.5) == pytest.approx([0.5, 0.5])
+
+
+def test_proximity_features() -> None:
+    assert min_dist({"a": [0, 9], "b": [5]}) == 4
+    assert min_dist({"a": [1, 2]}) is None
+    assert proximity({"a": [0], "b": [1]}) == pytest.approx(1.0)
+    assert 0.0 < proximity({"a": [0], "b": [3]}) < proximity({"a": [0], "b": [2]}) < 1.0
+    assert proximity({"a": [0]}) == 0.0
+
+
+def test_feature_weights_are_checked() -> None:
+    with pytest.raises(ValueError, match="unknown features"):
+        FeatureReranker({"speed": 1.0})
+    only_prior = FeatureReranker({"prior": 1.0})
+    assert [r.index for r in only_prior.rerank("apple", ["x", "apple", "y"], 3)] == [0, 1, 2]
