@@ -13,18 +13,21 @@ Ingestion itself lives in :mod:`excerpt.ingest.pipeline`; traces in :mod:`excerp
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from excerpt.analyze import ANALYZER_VERSION, analyze, detect_language
+from excerpt.compose.ask import AskOptions, AskPipeline, AskResult
+from excerpt.compose.composer import Passage
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import InputError, NotFoundError
 from excerpt.graph.expand import GraphLimits, GraphResult, NodeStatus, adjacency, expand
 from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
+from excerpt.provenance.prov import ExplainCallback
 from excerpt.provenance.trace import (
     TraceLog,
     context_entry,
@@ -34,10 +37,11 @@ from excerpt.provenance.trace import (
 )
 from excerpt.query.topk import TopK, reduce_for_latency
 from excerpt.query.understand import understand
+from excerpt.rerank import get_reranker
 from excerpt.retrieve.citations import pin_named
-from excerpt.retrieve.dense import QueryEmbedder, search_dense
+from excerpt.retrieve.dense import QueryEmbedder, node_vectors, search_dense
 from excerpt.retrieve.fusion import blend, rrf
-from excerpt.retrieve.lexical import bm25_scores, query_weights, search_bm25
+from excerpt.retrieve.lexical import bm25_scores, idf_weights, query_weights, search_bm25
 from excerpt.retrieve.multihop import MultiHopResult, multi_hop
 from excerpt.retrieve.view import Candidate, View, ViewPart, build_view
 from excerpt.settings import Settings
@@ -246,6 +250,45 @@ class Engine:
                                         hits, timings)
             self._trace_log.write(trace, TraceLog.RESULTS_LOG, lines)
         return SearchResult(query, mode, k, applied, hits, analysis, timings, ranking)
+
+    # -- ask ----------------------------------------------------------------------------------
+
+    def ask(
+        self,
+        question: str,
+        filters: Filters | None = None,
+        principal: Principal | None = None,
+        mode: SearchMode = "hybrid",
+        options: AskOptions | None = None,
+        reranker: str | None = None,
+        explain: ExplainCallback | None = None,
+        record: bool = False,
+        llm: Any = None,
+    ) -> AskResult:
+        """Answer ``question`` from what ``principal`` may see (:mod:`excerpt.compose.ask`):
+        ``reranker`` names one (``excerpt.rerank``; None or "none" for no rerank), ``explain``
+        receives the PROV-O events as they happen, ``record`` keeps them on the result, ``llm``
+        is a chat client for concepts and synthesis (None: extractive only)."""
+        if not question.strip():
+            raise InputError("the question is empty")
+        filters = filters or Filters()
+        principal = principal or Principal.anonymous()
+        view = build_view(self.store, self.resolve(filters), principal, filters.metadata)
+
+        def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Passage]:
+            scoped = replace(filters, metadata={**filters.metadata, **scope})
+            hits = self.search(query, scoped, principal, mode, k).hits
+            return [Passage(h.node, h.score, h.snapshot_id) for h in hits]
+
+        def vectors(passages: Sequence[Passage]) -> Any:
+            return node_vectors(view, self._query_embedder, question,
+                                [(p.snapshot_id, p.node.id) for p in passages])
+
+        chosen = None if reranker in (None, "none") else get_reranker(reranker)
+        pipeline = AskPipeline(
+            search, chosen, lambda q: idf_weights(view, analyze(q, detect_language(q))),
+            vectors if mode != "bm25" else None, llm, detect_language)
+        return pipeline.run(question, options, explain, record)
 
     def _follow_citations(
         self, view: View, ranked: list[Candidate], weights: dict[str, float]

@@ -10,7 +10,8 @@ Given the question and the passages that reached composition (best first):
    its content words with the quote it cites (seed 000's attribution check asks for two).
 3. **Caution**: when no passage covers at least ``min_coverage`` of the question's content
    tokens (the relevance threshold: a passage's share of the question's distinct analyzer
-   tokens, comparable across search modes, unlike raw scores), the answer opens with "Based on
+   tokens, weighted by idf when the engine gives weights; comparable across search modes,
+   unlike raw scores), the answer opens with "Based on
    the available passages, the closest the text comes is:" (or its Korean counterpart) and
    still quotes the best candidates.
 4. **Citations** map each n to its node: id, title, source and metadata (book, chapter,
@@ -19,7 +20,7 @@ Given the question and the passages that reached composition (best first):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,20 +80,24 @@ class ComposedAnswer:
                 for n, q in enumerate(self.quotes, start=1)]
 
 
-def coverage(question_tokens: frozenset[str], text: str) -> float:
-    """Share of the question's distinct content tokens that occur in ``text``."""
-    if not question_tokens:
+def coverage(question_tokens: frozenset[str], text: str,
+             weights: Mapping[str, float] | None = None) -> float:
+    """Share of the question's distinct content tokens that occur in ``text`` (each token
+    counted by its weight when ``weights`` are given, else 1)."""
+    w = weights or {}
+    total = sum(w.get(t, 1.0) for t in question_tokens)
+    if not total:
         return 0.0
-    return len(question_tokens & set(content_tokens(text))) / len(question_tokens)
+    return sum(w.get(t, 1.0) for t in question_tokens & set(content_tokens(text))) / total
 
 
 def _words(text: str) -> int:
     return len(text.split())
 
 
-def _answer_sentences(quotes: Sequence[Quote]) -> list[tuple[str, int]]:
+def _answer_sentences(quotes: Sequence[Quote], words: int = 0) -> list[tuple[str, int]]:
+    """Quotes as answer sentences toward TARGET_WORDS; ``words`` already used (a preamble)."""
     chosen: list[tuple[str, int]] = []
-    words = 0
     for n, quote in enumerate(quotes, start=1):
         if len(chosen) == MAX_SENTENCES or (words >= TARGET_WORDS and len(chosen) >= 2):
             break
@@ -114,17 +119,20 @@ def _citations(quotes: Sequence[Quote], passages: Sequence[Passage]) -> list[Cit
 
 
 def compose(question: str, passages: Sequence[Passage], language: str = "en",
-            max_quotes: int = DEFAULT_MAX_QUOTES,
-            min_coverage: float = MIN_COVERAGE) -> ComposedAnswer:
-    """The extractive answer to ``question`` from ``passages`` (best first); see the module."""
+            max_quotes: int = DEFAULT_MAX_QUOTES, min_coverage: float = MIN_COVERAGE,
+            weights: Mapping[str, float] | None = None) -> ComposedAnswer:
+    """The extractive answer to ``question`` from ``passages`` (best first); see the module.
+    ``weights`` (token -> idf) weigh the question's tokens in quote relevance and coverage."""
     wanted = frozenset(content_tokens(question))
-    best = max((coverage(wanted, p.node.text) for p in passages), default=0.0)
-    quotes = select_quotes(question, [(p.node.id, p.node.text) for p in passages], max_quotes)
-    sentences = _answer_sentences(quotes)
-    cautious = best < min_coverage or not sentences
+    best = max((coverage(wanted, p.node.text, weights) for p in passages), default=0.0)
+    quotes = select_quotes(question, [(p.node.id, p.node.text) for p in passages], max_quotes,
+                           weights=weights)
+    caution = CAUTION.get(language, CAUTION["en"])
+    cautious = best < min_coverage or not quotes
+    sentences = _answer_sentences(quotes, _words(caution) if cautious else 0)
     parts = [f"{text} [{n}]" for text, n in sentences]
     if cautious and parts:
-        parts[0] = f"{CAUTION.get(language, CAUTION['en'])} {parts[0]}"
+        parts[0] = f"{caution} {parts[0]}"
     elif not parts:
         parts = [NO_ANSWER.get(language, NO_ANSWER["en"])]
     return ComposedAnswer(" ".join(parts), cautious, quotes, _citations(quotes, passages),

@@ -13,7 +13,10 @@ fewer than ``2 * MIN_TOKENS`` tokens, such as ``제6조의2(종류 및 선발방
 
 Selection is MMR-lite (Carbonell & Goldstein, SIGIR 1998, with a hard cut instead of the
 trade-off): candidates are taken best first, and one whose token set overlaps an already chosen
-quote by ``NEAR_DUPLICATE`` or more (Jaccard) is passed over, so no two quotes say the same thing.
+quote by ``NEAR_DUPLICATE`` or more (Jaccard), or lies mostly inside it (``CONTAINED`` of the
+smaller set: overlapping chunks repeat a sentence's tail), is passed over, so no two quotes say
+the same thing. A unit that starts in the middle of a sentence (a lower-case letter: a chunk
+boundary cut it) is not a quote.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from excerpt.compose.sentences import split_sentences
 
 MIN_TOKENS = 3
 NEAR_DUPLICATE = 0.6
+CONTAINED = 0.8
 RANK_PRIOR = 0.05
 SHORT_WORDS = 12
 MAX_JOINED = 3
@@ -94,13 +98,14 @@ def _candidates(query_tokens: frozenset[str], passages: Sequence[tuple[str, str]
 
 
 def _quotable(sentence: str, tokens: frozenset[str]) -> bool:
-    if len(tokens) < MIN_TOKENS:
+    if len(tokens) < MIN_TOKENS or sentence[0].islower():
         return False
     return sentence.endswith(SENTENCE_ENDINGS) or len(tokens) >= 2 * MIN_TOKENS
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
+def _near_duplicate(a: frozenset[str], b: frozenset[str]) -> bool:
+    shared = len(a & b)
+    return shared >= NEAR_DUPLICATE * len(a | b) or shared >= CONTAINED * min(len(a), len(b))
 
 
 def select_quotes(query: str, passages: Sequence[tuple[str, str]], max_quotes: int = 3,
@@ -113,7 +118,7 @@ def select_quotes(query: str, passages: Sequence[tuple[str, str]], max_quotes: i
         raise ValueError("max_quotes must be at least 1")
     chosen: list[_Candidate] = []
     for cand in _candidates(frozenset(tokenize(query)), passages, tokenize, weights or {}):
-        if all(_jaccard(cand.tokens, c.tokens) < NEAR_DUPLICATE for c in chosen):
+        if not any(_near_duplicate(cand.tokens, c.tokens) for c in chosen):
             chosen.append(cand)
             if len(chosen) == max_quotes:
                 break

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -43,3 +43,28 @@ def search_dense(
     view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str, depth: int
 ) -> list[Candidate]:
     return top_candidates(view, dense_scores(view, embed_query, query), depth)
+
+
+def node_vectors(
+    view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str,
+    nodes: Sequence[tuple[str, str]],
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
+    """The query's vector and the stored vectors of ``nodes`` ((snapshot id, node id), each
+    visible in the view), for MMR; None unless every node has a vector of one model."""
+    parts = {p.info.snapshot_id: p for p in view.parts}
+    models = {parts[s].segment.embed_model for s, _ in nodes if s in parts}
+    if len(models) != 1 or None in models or any(s not in parts for s, _ in nodes):
+        return None
+    model = models.pop()
+    assert model is not None
+    embedder = embed_query(model)
+    if embedder is None:
+        return None
+    rows = []
+    for snapshot_id, node_id in nodes:
+        segment = parts[snapshot_id].segment
+        vectors = segment.vectors
+        if vectors is None:
+            return None
+        rows.append(vectors[segment.ordinal_of[node_id]])
+    return embedder(query), np.asarray(rows, dtype=np.float32)

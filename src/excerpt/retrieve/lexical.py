@@ -108,3 +108,18 @@ def search_bm25(
     b: float = B,
 ) -> list[Candidate]:
     return top_candidates(view, bm25_scores(view, query_tokens, k1, b), depth)
+
+
+def idf_weights(view: View, tokens: Sequence[str]) -> dict[str, float]:
+    """Each distinct token's BM25 idf over the nodes of the view the caller may see (a hidden
+    node's words weigh nothing here either); a token absent from the view gets the idf of a
+    token seen once."""
+    n = view.visible
+    out: dict[str, float] = {}
+    for term in dict.fromkeys(tokens):
+        df = 0
+        for part in view.parts:
+            found = _visible_postings(part, term)
+            df += 0 if found is None else len(found[0])
+        out[term] = idf(max(df, 1), max(n, 1))
+    return out

@@ -43,6 +43,14 @@ def test_near_duplicates_are_passed_over() -> None:
     assert {q.node_id for q in quotes} == {"a"}  # b's copies are duplicates of a's sentences
 
 
+def test_a_fragment_or_a_contained_tail_is_not_a_second_quote() -> None:
+    overlapping = [("c1", "He hid the portrait. It was the secret of his life and his soul."),
+                   ("c2", "secret of his life and his soul. Then he locked the door.")]
+    texts = [q.text for q in select_quotes("portrait secret life soul", overlapping, 5)]
+    assert not any(t.startswith("secret") for t in texts)  # starts mid-sentence
+    assert len(texts) == len(set(texts))
+
+
 def test_max_quotes_and_empty_inputs() -> None:
     assert len(select_quotes("snapshot", [("a", SNAPSHOTS)], max_quotes=1)) == 1
     assert select_quotes("snapshot", []) == []
@@ -51,7 +59,8 @@ def test_max_quotes_and_empty_inputs() -> None:
 
 
 def test_extractive_answer_marks_each_quote() -> None:
-    quotes = select_quotes("snapshot published renaming", [("a", SNAPSHOTS)], max_quotes=2)
+    quotes = select_quotes("snapshot published renaming gardens planted",
+                           [("a", SNAPSHOTS), ("w", WEATHER)], max_quotes=2)
     answer = extractive_answer(quotes)
     assert answer.count("[1]") == 1 and answer.count("[2]") == 1
     assert statements(answer) == [s for q in quotes for s in split_sentences(q.text)]

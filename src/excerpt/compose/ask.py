@@ -1,0 +1,229 @@
+"""The ask pipeline: ground, retrieve per concept, rerank (over-fetch then narrow), compose.
+
+1. **Grounding**: the question's concepts (:mod:`excerpt.compose.grounding`, or the LLM's
+   when one is configured and answers) and the part of a book it names (scope).
+2. **Exploration**: ``fetch_count`` candidates in all, ``per_concept = max(1, fetch_count //
+   len(concepts))`` retrieved for each concept (inside the scope, or without it when the scope
+   matches nothing), merged in concept order, a node seen again dropped (first occurrence kept).
+3. **Focus** (seed 003): with a reranker, ``fetch_count = max(fetch_limit or OVERFETCH_FACTOR *
+   doc_limit, doc_limit)`` and the reranker narrows the candidates to ``doc_limit`` in its order
+   with its scores; it is never called on an empty list. Without one, ``fetch_count =
+   doc_limit`` and the candidates reach composition unchanged, in order.
+4. **Diversify** (optional): MMR over the candidates' vectors, λ = ``mmr_lambda``.
+5. **Synthesis**: the extractive composer (:mod:`excerpt.compose.composer`); with an LLM, its
+   answer after the attribution check, or the extractive one when nothing survives.
+
+Every stage can emit a PROV-O event (:class:`excerpt.provenance.prov.ProvenanceRecorder`). The
+pipeline only ever sees what ``search`` returned, which is what the caller may see, so the
+events, quotes and citations cannot mention anything else.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from excerpt.compose.composer import ComposedAnswer, Passage, compose
+from excerpt.compose.grounding import concepts as offline_concepts
+from excerpt.compose.grounding import scope as question_scope
+from excerpt.provenance.prov import Candidate, ExplainCallback, ProvenanceRecorder
+from excerpt.rerank.base import Reranker
+
+OVERFETCH_FACTOR = 3
+
+SearchFn = Callable[[str, int, Mapping[str, Any]], list[Passage]]
+"""(query, k, metadata scope) -> the passages the caller may see, best first."""
+
+
+@dataclass(frozen=True)
+class AskOptions:
+    doc_limit: int = 10
+    fetch_limit: int | None = None
+    max_quotes: int = 4
+    mmr_lambda: float | None = None
+    min_coverage: float = 0.5
+
+
+def fetch_count(doc_limit: int, fetch_limit: int | None, reranking: bool) -> int:
+    """Candidates to retrieve: over-fetch only when a reranker will narrow them (seed 003)."""
+    if not reranking:
+        return doc_limit
+    return max(fetch_limit or OVERFETCH_FACTOR * doc_limit, doc_limit)
+
+
+def per_concept(count: int, concepts: int) -> int:
+    return max(1, count // max(1, concepts))
+
+
+@dataclass
+class AskResult:
+    question: str
+    language: str
+    concepts: list[str]
+    scope: dict[str, Any]
+    candidates: list[Passage]
+    documents: list[Passage]
+    composed: ComposedAnswer
+    reranker: str | None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    recorder: ProvenanceRecorder | None = None
+    synthesis: dict[str, Any] | None = None
+
+    def to_json(self, explain: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "question": self.question,
+            "answer": self.composed.answer,
+            "cautious": self.composed.cautious,
+            "quotes": self.composed.quotes_json(),
+            "citations": [c.to_json() for c in self.composed.citations],
+            "concepts": self.concepts,
+            "scope": self.scope,
+            "reranker": self.reranker,
+            "documents": [{"id": p.node.id, "score": round(p.score, 6)} for p in self.documents],
+            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+        }
+        if self.synthesis is not None:
+            out["synthesis"] = self.synthesis
+        if explain and self.recorder is not None:
+            out["provenance"] = [e.to_json() for e in self.recorder.events]
+        return out
+
+
+@dataclass
+class AskPipeline:
+    search: SearchFn
+    reranker: Reranker | None = None
+    weights: Callable[[str], Mapping[str, float]] | None = None
+    vectors: Callable[[Sequence[Passage]], Any] | None = None
+    llm: Any = None  # a ChatClient (excerpt.compose.synthesis) or None
+    detect: Callable[[str], str] | None = None
+
+    def run(self, question: str, options: AskOptions | None = None,
+            explain: ExplainCallback | None = None, record: bool = False) -> AskResult:
+        options = options or AskOptions()
+        timings: dict[str, float] = {}
+        recorder = ProvenanceRecorder(question, explain) if (explain or record) else None
+        language = self.detect(question) if self.detect else "en"
+        if recorder:
+            recorder.question()
+        t = time.perf_counter()
+        concepts, scope = self._ground(question), question_scope(question)
+        timings["grounding"] = _ms(t)
+        if recorder:
+            recorder.grounding(concepts)
+        t = time.perf_counter()
+        count = fetch_count(options.doc_limit, options.fetch_limit, self.reranker is not None)
+        candidates, scope = self._explore(concepts, per_concept(count, len(concepts)), scope)
+        timings["retrieval"] = _ms(t)
+        if recorder:
+            recorder.exploration([_candidate(p) for p in candidates])
+        documents = self._focus(question, candidates, options, recorder, timings)
+        documents = self._diversify(documents, options, timings)
+        t = time.perf_counter()
+        composed = compose(question, documents, language, options.max_quotes,
+                           options.min_coverage,
+                           self.weights(question) if self.weights else None)
+        synthesis = self._synthesize(question, composed, language, timings)
+        if synthesis and synthesis.get("answer"):
+            composed = _with_answer(composed, synthesis["answer"])
+        timings["compose"] = _ms(t)
+        if recorder:
+            cited = {c.node_id for c in composed.citations}
+            recorder.synthesis(composed.answer,
+                               [_candidate(p) for p in documents if p.node.id in cited])
+        timings["total"] = sum(timings.values())
+        return AskResult(question, language, concepts, scope, candidates, documents, composed,
+                         self.reranker.name if self.reranker else None, timings, recorder,
+                         synthesis)
+
+    def _ground(self, question: str) -> list[str]:
+        if self.llm is not None:
+            from excerpt.compose.synthesis import extract_concepts
+
+            found = extract_concepts(question, self.llm)
+            if found:
+                return found
+        return offline_concepts(question)
+
+    def _explore(self, concepts: Sequence[str], k: int,
+                 scope: dict[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+        merged = _merge([self.search(c, k, scope) for c in concepts])
+        if not merged and scope:  # the scope matched nothing: search the whole view
+            return _merge([self.search(c, k, {}) for c in concepts]), {}
+        return merged, scope
+
+    def _focus(self, question: str, candidates: list[Passage], options: AskOptions,
+               recorder: ProvenanceRecorder | None,
+               timings: dict[str, float]) -> list[Passage]:
+        if self.reranker is None:
+            return candidates
+        if not candidates:  # the reranker never sees an empty list, and no focus is recorded
+            return []
+        t = time.perf_counter()
+        results = self.reranker.rerank(question, [p.node.text for p in candidates],
+                                       options.doc_limit)
+        timings["rerank"] = _ms(t)
+        kept = [Passage(candidates[r.index].node, r.score, candidates[r.index].snapshot_id)
+                for r in results]
+        if recorder:
+            recorder.focus([_candidate(p) for p in kept])
+        return kept
+
+    def _diversify(self, documents: list[Passage], options: AskOptions,
+                   timings: dict[str, float]) -> list[Passage]:
+        if options.mmr_lambda is None or self.vectors is None or len(documents) < 3:
+            return documents
+        from excerpt.rerank.mmr import mmr
+
+        t = time.perf_counter()
+        query_vec, doc_vecs = self.vectors(documents)
+        if doc_vecs is None:
+            return documents
+        order = mmr(query_vec, doc_vecs, [p.score for p in documents], len(documents),
+                    options.mmr_lambda)
+        timings["mmr"] = _ms(t)
+        return [documents[i] for i in order]
+
+    def _synthesize(self, question: str, composed: ComposedAnswer, language: str,
+                    timings: dict[str, float]) -> dict[str, Any] | None:
+        if self.llm is None or not composed.quotes:
+            return None
+        from excerpt.compose.synthesis import synthesize
+        from excerpt.errors import ServiceError
+
+        t = time.perf_counter()
+        try:
+            result = synthesize(question, composed.quotes, self.llm, language)
+        except ServiceError as exc:
+            return {"error": str(exc), "answer": ""}
+        finally:
+            timings["llm"] = _ms(t)
+        return result.to_json()
+
+
+def _merge(lists: Sequence[Sequence[Passage]]) -> list[Passage]:
+    seen: set[tuple[str, str]] = set()
+    out: list[Passage] = []
+    for passages in lists:
+        for p in passages:
+            key = (p.snapshot_id, p.node.id)
+            if key not in seen:
+                seen.add(key)
+                out.append(p)
+    return out
+
+
+def _candidate(p: Passage) -> Candidate:
+    return Candidate(p.node.id, p.snapshot_id, p.score)
+
+
+def _with_answer(composed: ComposedAnswer, answer: str) -> ComposedAnswer:
+    from dataclasses import replace
+
+    return replace(composed, answer=answer, cautious=composed.cautious)
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000

@@ -1,0 +1,116 @@
+"""Grounding: the concepts of a question, and the part of a book it names.
+
+**Concepts** (offline, the default): runs of content words, at most ``MAX_PHRASE`` each. In
+English a word counts unless it frames the question (``data/question_stopwords_en.txt``: what,
+does, say, about …), so "What does Lord Henry say about influence?" gives ``Lord Henry`` and
+``influence``. In Korean the nouns count (Kiwi NNG/NNP and foreign words), joined across
+neighbouring words, so "휴학 중에 장학금을 받을 수 있나요? 그리고 복학 절차는?" gives ``휴학``,
+``장학금`` and ``복학 절차``: a verb, an ending or a bound noun (중) ends a concept. A question
+that names an article (제15조) is formal and stays one concept. At most
+``MAX_CONCEPTS`` are kept; a question with no counted word is its own single concept. With an
+LLM configured, the pipeline asks it for the concepts instead and falls back to these when the
+answer is empty.
+
+**Scope**: "Book 1", "book I", "Chapter 3", "chapter iii", "Canto 2" name a part of a book;
+:func:`scope` returns it as a metadata filter (``{"book": 1}``, the key the Gutenberg loader
+writes), and the words are left out of the concepts. The pipeline searches inside the scope
+and, when nothing there matches, without it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from excerpt.analyze import detect_language
+from excerpt.analyze.korean import REFERENCE, kiwi
+
+MAX_CONCEPTS = 4
+MAX_PHRASE = 3
+_KOREAN_NOUNS = frozenset({"NNG", "NNP", "SL", "SH"})
+_EDGE_PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
+_SCOPE = re.compile(r"\b(book|chapter|canto|part)\s+(\d{1,3}|[ivxlc]{1,7})\b", re.IGNORECASE)
+_ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+
+
+def roman_to_int(text: str) -> int | None:
+    """``"iv"`` -> 4; None when ``text`` is not a well-formed roman numeral up to 399."""
+    values = [_ROMAN.get(ch) for ch in text.lower()]
+    if not values or any(v is None for v in values):
+        return None
+    total = 0
+    for i, v in enumerate(values):
+        assert v is not None
+        nxt = values[i + 1] if i + 1 < len(values) else 0
+        total += -v if nxt and nxt > v else v
+    return total if total > 0 and _to_roman(total) == text.lower() else None
+
+
+def _to_roman(n: int) -> str:
+    out = ""
+    for value, letters in ((100, "c"), (90, "xc"), (50, "l"), (40, "xl"), (10, "x"), (9, "ix"),
+                           (5, "v"), (4, "iv"), (1, "i")):
+        while n >= value:
+            out, n = out + letters, n - value
+    return out
+
+
+def scope(question: str) -> dict[str, Any]:
+    """The part of a book the question names, as metadata: ``{"book": 1}``; {} when none."""
+    found: dict[str, Any] = {}
+    for match in _SCOPE.finditer(question):
+        key, number = match.group(1).lower(), match.group(2)
+        value = int(number) if number.isdigit() else roman_to_int(number)
+        if value is not None and key not in found:
+            found[key] = value
+    return found
+
+
+@cache
+def question_stopwords() -> frozenset[str]:
+    text = resources.files("excerpt.compose").joinpath("data/question_stopwords_en.txt")
+    lines = (line.strip() for line in text.read_text("utf-8").splitlines())
+    return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
+def _english_runs(text: str) -> list[list[str]]:
+    stop = question_stopwords()
+    runs: list[list[str]] = [[]]
+    for raw in text.split():
+        word = _EDGE_PUNCT.sub("", raw).removesuffix("'s").removesuffix("’s")
+        if len(word) > 1 and word.lower() not in stop:
+            runs[-1].append(word)
+        else:
+            runs.append([])
+        if not raw[-1].isalnum() and raw[-1] not in "'’":  # punctuation ends a concept
+            runs.append([])
+    return runs
+
+
+def _korean_runs(text: str) -> list[list[str]]:
+    """Noun runs; nouns touching in the text stay one word (교원인사규정)."""
+    runs: list[list[str]] = [[]]
+    end = -1
+    for token in kiwi().tokenize(text):
+        if token.tag in _KOREAN_NOUNS:
+            if runs[-1] and token.start == end:
+                runs[-1][-1] += token.form
+            else:
+                runs[-1].append(token.form)
+            end = token.start + token.len
+        elif not token.tag.startswith("J"):  # a particle keeps the run open (장학금을 신청)
+            runs.append([])
+    return runs
+
+
+def concepts(question: str) -> list[str]:
+    """The question's concepts, in order (see the module docstring)."""
+    text = _SCOPE.sub(" ", question)
+    if REFERENCE.search(text):  # names an article: a formal query is one concept
+        return [question.strip()]
+    runs = _korean_runs(text) if detect_language(text) == "ko" else _english_runs(text)
+    phrases = [run[i:i + MAX_PHRASE] for run in runs for i in range(0, len(run), MAX_PHRASE)]
+    found = list(dict.fromkeys(" ".join(p) for p in phrases if p))
+    return found[:MAX_CONCEPTS] or [question.strip()]
