@@ -53,6 +53,15 @@ class Settings:
         0.5, "A cited passage is added when its BM25 score is this share of the best hit's.")
     log_dir: str = _setting(
         "", "Folder for pipeline traces and human-readable logs ('' writes none).")
+    ask_doc_limit: int = _setting(
+        10, "ask: passages that reach composition (the reranker narrows to this many).")
+    ask_max_quotes: int = _setting(4, "ask: quotes listed at most.")
+    reranker: str = _setting(
+        "none", "ask: reranker by name (none, features, late-interaction, cross-encoder:PATH).")
+    mmr_lambda: float = _setting(
+        0.7, "ask --mmr: MMR trade-off between relevance (1.0) and diversity (0.0).")
+    answer_min_coverage: float = _setting(
+        0.5, "ask: answer cautiously when no passage holds this share of the question's terms.")
 
     def with_(self, **changes: Any) -> Settings:
         known = {f.name for f in fields(self)}

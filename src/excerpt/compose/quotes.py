@@ -33,7 +33,7 @@ CONTAINED = 0.8
 RANK_PRIOR = 0.05
 SHORT_WORDS = 12
 MAX_JOINED = 3
-SENTENCE_ENDINGS = (".", "!", "?", "다", "요", "。")
+SENTENCE_ENDINGS = (".", "!", "?", "다", "요", "。", ".>")
 
 Tokenize = Callable[[str], list[str]]
 

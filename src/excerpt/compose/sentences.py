@@ -4,14 +4,16 @@ Text is first cut into blocks: paragraphs (blank lines), markdown headings, list
 starting with ``-``, ``*``, ``•``, ``1.``, ``1)``, a circled number ``①`` as Korean 항 do, or
 ``가.`` as Korean 목 do) and lines with no letters. Other line breaks are hard wraps inside a
 sentence and become spaces. Each block is then cut after ``.``, ``!``, ``?`` or ``。`` followed
-by white space. Pieces with no letters (numbers, rules) are dropped.
+by white space, unless a digit, ``<`` or ``>`` follows: a date such as ``<개정 2021. 9. 1.>``
+stays with the sentence it amends, and the cut comes after it. Pieces with no letters (numbers,
+rules) are dropped.
 """
 
 from __future__ import annotations
 
 import re
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?。])|(?<=\.>))\s+(?![\d<>])")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 _BLOCK_START = re.compile(r"^\s*(?:#|[-*•·]\s|\d+[.)]\s|[\u2460-\u2473]|[가-힣][.)]\s)")
 _CITATION_MARK = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")

@@ -1,0 +1,102 @@
+"""`excerpt ask`: a question answered with quotes and [n] citations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from excerpt.cli.main import (
+    cli,
+    emit,
+    handles_errors,
+    json_option,
+    make_principal,
+    parse_metadata,
+    principal_options,
+)
+from excerpt.types import SEARCH_MODES, Filters
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--collection", default="default", show_default=True)
+@click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True)
+@click.option("--snapshot", "snapshot_id", default=None, help="Read this snapshot only.")
+@click.option("--snapshot-set", default=None, help="Read the snapshots of this set.")
+@click.option("--where", "where", multiple=True, metavar="KEY=VALUE",
+              help="Metadata equality filter (repeatable).")
+@click.option("--doc-limit", type=click.IntRange(min=1), default=None,
+              help="Passages that reach composition (default: setting ask_doc_limit, 10).")
+@click.option("--fetch-limit", type=click.IntRange(min=1), default=None,
+              help="With a reranker: candidates retrieved before it narrows them "
+                   "(default 3 x doc-limit, never below doc-limit).")
+@click.option("--rerank", "rerank", default=None, metavar="NAME", is_flag=False,
+              flag_value="features",
+              help="Rerank with NAME (features, late-interaction, cross-encoder:PATH; "
+                   "bare --rerank: features). Default: setting reranker.")
+@click.option("--mmr", is_flag=True, help="Diversify the passages with MMR (setting mmr_lambda).")
+@click.option("--max-quotes", type=click.IntRange(min=1), default=None,
+              help="Quotes listed at most (default: setting ask_max_quotes, 4).")
+@click.option("--explain", is_flag=True,
+              help="Add the PROV-O provenance events (question, grounding, exploration, focus, "
+                   "synthesis) to the output.")
+@click.option("--explain-format", type=click.Choice(["json", "turtle", "trig", "jsonld"]),
+              default="json", show_default=True,
+              help="With --explain: also print the provenance graph in this RDF syntax.")
+@click.option("--llm/--no-llm", default=True, show_default=True,
+              help="Use the LLM configured by EXCERPT_LLM_URL / _MODEL / _KEY, if any.")
+@principal_options
+@json_option
+@click.pass_context
+@handles_errors
+def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_id: str | None,
+        snapshot_set: str | None, where: tuple[str, ...], doc_limit: int | None,
+        fetch_limit: int | None, rerank: str | None, mmr: bool, max_quotes: int | None,
+        explain: bool, explain_format: str, llm: bool, acl_tags: tuple[str, ...],
+        clearances: tuple[str, ...], all_access: bool) -> None:
+    """Answer QUESTION from the collection, within the caller's access rights: quotes from the
+    passages found, an answer whose every sentence cites them as [n], and the citations."""
+    from excerpt.compose.ask import AskOptions
+
+    engine = ctx.obj["engine"]
+    settings = engine.settings
+    options = AskOptions(doc_limit or settings.ask_doc_limit, fetch_limit,
+                         max_quotes or settings.ask_max_quotes,
+                         settings.mmr_lambda if mmr else None, settings.answer_min_coverage)
+    result = engine.ask(question, Filters(collection, snapshot_id, snapshot_set,
+                                          parse_metadata(where)),
+                        make_principal(acl_tags, clearances, all_access), mode, options,
+                        rerank or settings.reranker, record=explain,
+                        llm=_llm_client() if llm else None)
+    payload = result.to_json(explain)
+    if explain and explain_format != "json" and result.recorder is not None:
+        payload["provenance_rdf"] = _rdf(result.recorder, explain_format)
+    emit(ctx, payload, lambda: _human(payload))
+
+
+def _llm_client() -> Any:
+    from excerpt.compose.llm import LLMClient, LLMConfig
+
+    config = LLMConfig.from_env()
+    return LLMClient(config) if config else None
+
+
+def _rdf(recorder: Any, fmt: str) -> str:
+    return {"turtle": recorder.to_turtle, "trig": recorder.to_trig,
+            "jsonld": recorder.to_jsonld}[fmt]()  # type: ignore[no-any-return]
+
+
+def _human(payload: dict[str, Any]) -> None:
+    click.echo(payload["answer"])
+    click.echo("")
+    for c in payload["citations"]:
+        meta = ", ".join(f"{k}={v}" for k, v in c["metadata"].items()
+                         if k in ("book", "chapter", "article", "regulation", "author"))
+        click.echo(f"[{c['n']}] {c['id']}  {c['title']}" + (f"  ({meta})" if meta else ""))
+    if payload.get("provenance_rdf"):
+        click.echo("")
+        click.echo(payload["provenance_rdf"])
+    timings = payload["timings_ms"]
+    click.echo(f"({'cautious, ' if payload['cautious'] else ''}"
+               f"{timings.get('total', 0.0):.0f} ms)", err=True)
