@@ -83,8 +83,9 @@ def _llm_client() -> Any:
 
 
 def _rdf(recorder: Any, fmt: str) -> str:
-    return {"turtle": recorder.to_turtle, "trig": recorder.to_trig,
-            "jsonld": recorder.to_jsonld}[fmt]()  # type: ignore[no-any-return]
+    text: str = {"turtle": recorder.to_turtle, "trig": recorder.to_trig,
+                 "jsonld": recorder.to_jsonld}[fmt]()
+    return text
 
 
 def _human(payload: dict[str, Any]) -> None:
