@@ -68,3 +68,13 @@ def regulation_book(shared_data: Callable[..., Path],
     home = tmp_path_factory.mktemp("regulations") / "home"
     Engine(home).ingest(book, collection="reg", embedder="none")
     return home
+
+
+@pytest.fixture(scope="session")
+def books(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both Gutenberg books in a store (collection "books", BM25 only: composition does not
+    depend on the search mode, and the books' embedding is measured in bench/)."""
+    folder = shared_data("books")
+    home = tmp_path_factory.mktemp("books") / "home"
+    Engine(home).ingest(folder, collection="books", embedder="none")
+    return home

@@ -2,12 +2,17 @@
 
 Given the question and the passages that reached composition (best first):
 
-1. **Quotes** are the passages' sentences that best match the question, diverse
-   (:func:`excerpt.compose.quotes.select_quotes`), at most ``max_quotes``; numbered 1..n.
-2. **The answer** is 2–4 of those sentences, each followed by the marker of the quote it is,
-   taken best first while the answer is under ``TARGET_WORDS`` (100) words, skipping a sentence
-   that would take it past ``MAX_WORDS`` (160). Every answer sentence is a quote, so it shares all
-   its content words with the quote it cites (seed 000's attribution check asks for two).
+1. **Quotes** are the passages' sentences (or short passages) that best match the question,
+   diverse (:func:`excerpt.compose.quotes.select_quotes`): a pool of ``POOL_QUOTES`` (8) is
+   drawn; the ones the answer cites are listed, then the best others, ``max_quotes`` in all,
+   numbered 1..n in pool order.
+2. **The answer** is 2–4 sentences of those quotes, each followed by the marker of its quote:
+   the quotes' sentences are scored by how much of the question they cover (idf-weighted) plus a
+   bonus for length (up to 35 words), taken best first while the answer is under
+   ``TARGET_WORDS`` (100) words, skipping one that would take it past ``MAX_WORDS`` (160), four
+   at most (five when four short ones stay under 80 words), then put back in quote order. Every
+   answer sentence is part of a quote, so it shares all its content words with the quote it
+   cites (seed 000's attribution check asks for two).
 3. **Caution**: when no passage covers at least ``min_coverage`` of the question's content
    tokens (the relevance threshold: a passage's share of the question's distinct analyzer
    tokens, weighted by idf when the engine gives weights; comparable across search modes,
@@ -25,13 +30,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from excerpt.compose.quotes import Quote, content_tokens, select_quotes
+from excerpt.compose.sentences import split_sentences
 from excerpt.types import Node
 
 TARGET_WORDS = 100
+MIN_WORDS = 80
 MAX_WORDS = 160
 MAX_SENTENCES = 4
 MIN_COVERAGE = 0.5
+MIN_ANSWER_TOKENS = 3
+LENGTH_BONUS = 0.5
+LONG_WORDS = 35
 DEFAULT_MAX_QUOTES = 4
+POOL_QUOTES = 8
 NO_ANSWER = {
     "en": "The available passages do not answer this question.",
     "ko": "제공된 문서에서 이 질문에 대한 답을 찾지 못했습니다.",
@@ -95,18 +106,62 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def _answer_sentences(quotes: Sequence[Quote], words: int = 0) -> list[tuple[str, int]]:
-    """Quotes as answer sentences toward TARGET_WORDS; ``words`` already used (a preamble)."""
-    chosen: list[tuple[str, int]] = []
+@dataclass(frozen=True)
+class _Sentence:
+    text: str
+    n: int  # the quote it comes from
+    position: int
+    words: int
+    score: float
+
+
+def _sentence_pool(quotes: Sequence[Quote], wanted: frozenset[str],
+                   weights: Mapping[str, float] | None) -> list[_Sentence]:
+    """Every sentence of the quotes that says something (MIN_ANSWER_TOKENS content tokens),
+    scored by its weighted coverage of the question plus a bonus for length up to LONG_WORDS
+    (the answer wants 2-4 sentences of about 100-140 words, so long sentences serve it best)."""
+    pool = []
     for n, quote in enumerate(quotes, start=1):
-        if len(chosen) == MAX_SENTENCES or (words >= TARGET_WORDS and len(chosen) >= 2):
+        for i, text in enumerate(split_sentences(quote.text)):
+            tokens = set(content_tokens(text))
+            if len(tokens) < MIN_ANSWER_TOKENS:
+                continue
+            size = _words(text)
+            length = min(size, LONG_WORDS) / LONG_WORDS
+            score = coverage(wanted, text, weights) + LENGTH_BONUS * length
+            pool.append(_Sentence(text, n, i, size, score))
+    return sorted(pool, key=lambda s: (-s.score, s.n, s.position))
+
+
+def _answer_sentences(pool: Sequence[_Sentence], max_quotes: int,
+                      words: int = 0) -> list[_Sentence]:
+    """Best sentences first toward TARGET_WORDS, none past MAX_WORDS, from at most
+    ``max_quotes`` quotes, MAX_SENTENCES of them (one more when four short ones stay under
+    MIN_WORDS); then in quote order. ``words``: already used (a preamble)."""
+    chosen: list[_Sentence] = []
+    for sentence in pool:
+        full = len(chosen) == MAX_SENTENCES + 1 or (
+            len(chosen) == MAX_SENTENCES and words >= MIN_WORDS)
+        if full or (words >= TARGET_WORDS and len(chosen) >= 2):
             break
-        size = _words(quote.text)
-        if chosen and words + size > MAX_WORDS:
+        cited = {s.n for s in chosen}
+        if chosen and (words + sentence.words > MAX_WORDS
+                       or (sentence.n not in cited and len(cited) == max_quotes)):
             continue
-        chosen.append((quote.text, n))
-        words += size
-    return chosen
+        chosen.append(sentence)
+        words += sentence.words
+    return sorted(chosen, key=lambda s: (s.n, s.position))
+
+
+def _listed(pool: Sequence[Quote], chosen: Sequence[_Sentence],
+            max_quotes: int) -> tuple[list[Quote], dict[int, int]]:
+    """The quotes to list: every cited one, then the best others up to ``max_quotes``, in pool
+    order; and the map from pool numbers to listed numbers."""
+    cited = {s.n for s in chosen}
+    keep = [n for n in range(1, len(pool) + 1) if n in cited]
+    keep += [n for n in range(1, len(pool) + 1) if n not in cited][: max_quotes - len(keep)]
+    keep.sort()
+    return [pool[n - 1] for n in keep], {old: new for new, old in enumerate(keep, start=1)}
 
 
 def _citations(quotes: Sequence[Quote], passages: Sequence[Passage]) -> list[Citation]:
@@ -125,11 +180,14 @@ def compose(question: str, passages: Sequence[Passage], language: str = "en",
     ``weights`` (token -> idf) weigh the question's tokens in quote relevance and coverage."""
     wanted = frozenset(content_tokens(question))
     best = max((coverage(wanted, p.node.text, weights) for p in passages), default=0.0)
-    quotes = select_quotes(question, [(p.node.id, p.node.text) for p in passages], max_quotes,
-                           weights=weights)
+    pool = select_quotes(question, [(p.node.id, p.node.text) for p in passages],
+                         max(max_quotes, POOL_QUOTES), weights=weights)
     caution = CAUTION.get(language, CAUTION["en"])
-    cautious = best < min_coverage or not quotes
-    sentences = _answer_sentences(quotes, _words(caution) if cautious else 0)
+    cautious = best < min_coverage or not pool
+    chosen = _answer_sentences(_sentence_pool(pool, wanted, weights), max_quotes,
+                               _words(caution) if cautious else 0)
+    quotes, number = _listed(pool, chosen, max_quotes)
+    sentences = [(s.text, number[s.n]) for s in chosen]
     parts = [f"{text} [{n}]" for text, n in sentences]
     if cautious and parts:
         parts[0] = f"{caution} {parts[0]}"

@@ -35,9 +35,19 @@ def test_korean_quote_and_heading_skipped() -> None:
     assert all(not q.text.startswith("제6조의2") for q in quotes)  # a heading is not a quote
 
 
+LONG = (
+    "Every import of a source creates a new snapshot that stays immutable once it has been "
+    "published, so earlier readers keep seeing exactly what they saw before the import. "
+    "The import run writes each segment into a temporary staging folder first, and no reader "
+    "ever opens that folder while the run is still working on it. "
+    "Publishing renames the staging folder into place inside the same database transaction, "
+    "so a reader sees either the whole snapshot or nothing of it at all."
+)
+
+
 def test_near_duplicates_are_passed_over() -> None:
-    twice = [("a", SNAPSHOTS), ("b", SNAPSHOTS)]
-    quotes = select_quotes("snapshot import run published", twice, max_quotes=3)
+    twice = [("a", LONG), ("b", LONG)]
+    quotes = select_quotes("snapshot import staging folder published reader", twice, 3)
     texts = [q.text for q in quotes]
     assert len(texts) == len(set(texts)) >= 2
     assert {q.node_id for q in quotes} == {"a"}  # b's copies are duplicates of a's sentences
@@ -52,10 +62,10 @@ def test_a_fragment_or_a_contained_tail_is_not_a_second_quote() -> None:
 
 
 def test_max_quotes_and_empty_inputs() -> None:
-    assert len(select_quotes("snapshot", [("a", SNAPSHOTS)], max_quotes=1)) == 1
+    assert len(select_quotes("snapshot", [("a", LONG)], max_quotes=1)) == 1
     assert select_quotes("snapshot", []) == []
     with pytest.raises(ValueError):
-        select_quotes("snapshot", [("a", SNAPSHOTS)], max_quotes=0)
+        select_quotes("snapshot", [("a", LONG)], max_quotes=0)
 
 
 def test_extractive_answer_marks_each_quote() -> None:
