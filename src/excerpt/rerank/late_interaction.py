@@ -50,6 +50,23 @@ def maxsim(query_tokens: npt.NDArray[np.floating], doc_tokens: npt.NDArray[np.fl
     return float(sims.max(axis=1).mean())
 
 
+def maxsim_many(query_tokens: npt.NDArray[np.floating],
+                docs: Sequence[npt.NDArray[np.floating]]) -> list[float]:
+    """:func:`maxsim` of each document, as one matrix product over all their tokens."""
+    lengths = [len(d) for d in docs]
+    if len(query_tokens) == 0 or not docs:
+        return [0.0] * len(docs)
+    nonempty = [d for d in docs if len(d)]
+    if not nonempty:
+        return [0.0] * len(docs)
+    sims = (np.asarray(query_tokens, dtype=np.float32)
+            @ np.concatenate(nonempty).astype(np.float32, copy=False).T)
+    starts = np.cumsum([0, *[n for n in lengths if n][:-1]])
+    best = np.maximum.reduceat(sims, starts, axis=1).mean(axis=0)
+    values = iter(best.tolist())
+    return [float(next(values)) if n else 0.0 for n in lengths]
+
+
 def blend_with_prior(scores: Sequence[float], prior_weight: float) -> list[float]:
     """``(1 - w) · minmax(scores) + w · (1 - i / (n - 1))``: the model's scores, min-max
     normalised over the candidates, mixed with the linear first-stage position prior."""
@@ -146,7 +163,7 @@ class LateInteractionReranker:
     def scores(self, query: str, documents: Sequence[str]) -> list[float]:
         """MaxSim of each document (before the prior)."""
         q = self.encode([query], self.max_query_tokens)[0]
-        return [maxsim(q, d) for d in self.document_tokens(documents)]
+        return maxsim_many(q, self.document_tokens(documents))
 
     def rerank(self, query: str, documents: Sequence[str], limit: int) -> list[RerankResult]:
         check_limit(limit)

@@ -12,7 +12,7 @@ from excerpt.errors import InputError
 from excerpt.rerank import DEFAULT_RERANKER, KeepOrder, get_reranker, reranker_names
 from excerpt.rerank.base import ranked
 from excerpt.rerank.features import FeatureReranker, min_dist, proximity
-from excerpt.rerank.late_interaction import blend_with_prior, maxsim
+from excerpt.rerank.late_interaction import blend_with_prior, maxsim, maxsim_many
 
 
 def test_known_names() -> None:
@@ -69,3 +69,12 @@ def test_feature_weights_are_checked() -> None:
         FeatureReranker({"speed": 1.0})
     only_prior = FeatureReranker({"prior": 1.0})
     assert [r.index for r in only_prior.rerank("apple", ["x", "apple", "y"], 3)] == [0, 1, 2]
+
+
+def test_maxsim_many_matches_maxsim_one_by_one() -> None:
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((5, 8))
+    docs = [rng.standard_normal((n, 8)) for n in (3, 0, 1, 7)]
+    assert maxsim_many(q, docs) == pytest.approx([maxsim(q, d) for d in docs], abs=1e-5)
+    assert maxsim_many(q, []) == []
+    assert maxsim_many(np.zeros((0, 8)), docs) == [0.0] * 4
