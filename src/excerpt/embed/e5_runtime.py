@@ -20,8 +20,8 @@ The graph is built in memory at first use (~0.15 s; parsing the file ~0.15 s and
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,19 +34,37 @@ from excerpt.embed.e5_tokenizer import E5Tokenizer
 
 FloatArray = npt.NDArray[np.float32]
 DEFAULT_BATCH_SIZE = 16
+MAX_BATCH_TOKENS = 8192  # attention probabilities: batch x 12 heads x seq^2 floats
+PAD_SLACK = 1.25
 
 
 class E5Runtime:
-    """Loads the model file, builds the tokenizer and the ONNX session; embeds texts."""
+    """Loads the model file, builds the tokenizer and the ONNX session; embeds texts.
 
-    def __init__(self, model_path: str | Path, *, threads: int = 1, weights: str = "q4") -> None:
+    ``threads``: ONNX Runtime intra-op threads per run; ``workers``: runs in flight at once (the
+    batches of one call are spread over that many Python threads sharing the session);
+    ``spin``: let idle intra-op threads spin (fast on an idle machine, harmful on a busy one).
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        threads: int = 1,
+        workers: int = 1,
+        spin: bool = False,
+        weights: str = "q4",
+    ) -> None:
         import onnxruntime as ort
 
+        if threads < 1 or workers < 1:
+            raise ValueError(f"threads and workers must be >= 1, not {threads}, {workers}")
         self.model = E5Bin(model_path)
         self.tokenizer = E5Tokenizer(self.model.vocab)
         c = self.model.config
         self.dim = c.hidden
         self.window = c.max_positions - 2
+        self.workers = workers
         self._word = self.model.tensor("emb.word").q4_blocks(c.hidden)
         self._pos = self.model.tensor("emb.pos").f32().reshape(c.max_positions, c.hidden)
         self._type0 = self.model.tensor("emb.type").f32()[: c.hidden]
@@ -57,10 +75,11 @@ class E5Runtime:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.enable_mem_pattern = False  # shapes change every batch
         options.log_severity_level = 3
+        if not spin:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session: Any = ort.InferenceSession(
             build_model(self.model, weights), options, providers=["CPUExecutionProvider"]
         )
-        self._lock = threading.Lock()
 
     def windows(self, ids: Sequence[int]) -> list[tuple[int, int]]:
         """``[a, b)`` content ranges of the windows of one text (at least one, maybe empty)."""
@@ -98,15 +117,51 @@ class E5Runtime:
         for row, ids in enumerate(content):
             jobs += [(row, ids[a:b]) for a, b in self.windows(ids)]
         order = sorted(range(len(jobs)), key=lambda j: len(jobs[j][1]))
+        batches = [
+            [jobs[j] for j in batch]
+            for batch in plan_batches([len(jobs[j][1]) + 2 for j in order], order, batch_size)
+        ]
+
+        def run(batch: list[tuple[int, list[int]]]) -> FloatArray:
+            return self._run([w for _, w in batch])
+
+        if self.workers == 1 or len(batches) == 1:
+            pooled = [run(b) for b in batches]
+        else:
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="e5") as pool:
+                pooled = list(pool.map(run, batches))
         weight = np.zeros(len(texts), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            batch = [jobs[j] for j in order[start : start + batch_size]]
-            with self._lock:
-                pooled = self._run([w for _, w in batch])
-            for (row, w), vector in zip(batch, pooled, strict=True):
+        for batch, vectors in zip(batches, pooled, strict=True):  # fixed order: deterministic
+            for (row, w), vector in zip(batch, vectors, strict=True):
                 out[row] += max(1, len(w)) * vector
                 weight[row] += max(1, len(w))
         out /= weight[:, None]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         normalised: FloatArray = (out / np.maximum(norms, 1e-12)).astype(np.float32)
         return normalised
+
+
+def plan_batches(lengths: Sequence[int], items: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Cut ``items`` (sorted by their ``lengths``, ascending) into runs for the session.
+
+    A run holds at most ``batch_size`` windows and ``MAX_BATCH_TOKENS`` padded tokens, and pads
+    at most ``PAD_SLACK`` times its real tokens: one long text among short ones runs alone
+    instead of padding the others to its length.
+    """
+    batches: list[list[int]] = []
+    current: list[int] = []
+    real = 0
+    for n, item in zip(lengths, items, strict=True):
+        padded = (len(current) + 1) * n
+        if current and (
+            len(current) >= batch_size
+            or padded > MAX_BATCH_TOKENS
+            or padded > PAD_SLACK * (real + n)
+        ):
+            batches.append(current)
+            current, real = [], 0
+        current.append(item)
+        real += n
+    if current:
+        batches.append(current)
+    return batches
