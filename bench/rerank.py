@@ -7,13 +7,15 @@ For each first stage (excerpt ``bm25`` and ``hybrid``, default settings) every q
 ``depth`` candidates go to each reranker, which keeps 10; nDCG@10 / Recall@10 are scored with
 pytrec_eval on those 10.  A reranker's free parameter (the late-interaction prior weight, the
 feature weights) is chosen on the even-numbered half of the queries ("tune") and reported on
-the odd half ("held") and on all of them, as bench/scifact.py does for the fusion alpha.
+the odd half ("held") and on all of them, as bench/scifact.py does for the fusion alpha.  The
+grid runs on features / MaxSim scores computed once per query; the chosen setting is then run
+through ``rerank()`` itself (its latency is the one reported) and must give the same ranking.
 
 Candidates are passed as ``title + "\n" + text`` (what a BEIR node shows).  Latency is the
 reranker's own time per query, in this process: for late interaction the token vectors of the
-candidates are computed once into a cache for the quality run ("warm": only the query pass and
-MaxSim), and "cold" latency (every candidate encoded, as in a live query without a cache) is
-measured on the first ``--cold`` queries.
+candidates are computed once into a cache (kept in ``rerank-tokens.npz`` beside ``--home``) for
+the quality run ("warm": only the query pass and MaxSim), and "cold" latency (every candidate
+encoded, as in a live query without a cache) is measured on the first ``--cold`` queries.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from excerpt.engine import Engine
 from excerpt.evaluate.beir import load_beir_dataset
 from excerpt.evaluate.metrics import ir_metrics, latency_summary
 from excerpt.evaluate.runner import ensure_ingested
 from excerpt.rerank import KeepOrder, RerankResult
-from excerpt.rerank.features import FeatureReranker
-from excerpt.rerank.late_interaction import LateInteractionReranker
+from excerpt.rerank.base import ranked
+from excerpt.rerank.features import FeatureReranker, features
+from excerpt.rerank.late_interaction import LateInteractionReranker, blend_with_prior
 from excerpt.types import Filters, Principal
 
 DATA = Path(os.environ.get("EXCERPT_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
@@ -105,20 +110,45 @@ def row(stage: str, depth: int, name: str, qrels: Any, ranked_ids: dict[str, lis
     return r
 
 
-def pick(qrels: Any, queries: dict[str, str], cands: dict[str, list[str]],
-         texts: dict[str, str], depth: int, options: Sequence[Any],
-         make: Callable[[Any], Rerank]) -> tuple[Any, dict[str, list[str]], list[float]]:
-    """The option with the best nDCG@10 on the tune half (its full run returned)."""
+def pick(qrels: Any, options: Sequence[Any], rank: Callable[[Any], dict[str, list[str]]]
+         ) -> Any:
+    """The option whose ranking has the best nDCG@10 on the tune half of the queries."""
     tune, _ = halves(list(qrels))
-    best: tuple[float, int, Any, Any, Any] | None = None
-    for n, option in enumerate(options):
-        ranked_ids, lat = rerank_all(queries, cands, texts, depth, make(option))
-        value = ir_metrics({q: qrels[q] for q in tune}, as_run(ranked_ids))["ndcg@10"]
+    best: tuple[float, Any] | None = None
+    for option in options:
+        value = ir_metrics({q: qrels[q] for q in tune}, as_run(rank(option)))["ndcg@10"]
         print(f"    tune nDCG@10 {value:.4f}  {option}", flush=True)
         if best is None or value > best[0]:
-            best = (value, n, option, ranked_ids, lat)
+            best = (value, option)
     assert best is not None
-    return best[2], best[3], best[4]
+    return best[1]
+
+
+def by_scores(ids: Sequence[str], scores: Sequence[float]) -> list[str]:
+    return [ids[r.index] for r in ranked(scores, KEEP)]
+
+
+def token_cache(path: Path, late: LateInteractionReranker, texts: dict[str, str],
+                wanted: Sequence[str]) -> dict[str, Any]:
+    """Token vectors of the wanted documents, by text, kept in ``path`` between runs."""
+    stored: dict[str, Any] = {}
+    if path.exists():
+        with np.load(path) as npz:
+            flat, offsets, ids = npz["flat"], npz["offsets"], [str(i) for i in npz["ids"]]
+        stored = {d: flat[offsets[i]:offsets[i + 1]] for i, d in enumerate(ids)}
+    missing = [d for d in wanted if d not in stored]
+    if missing:
+        t = time.perf_counter()
+        for d, tokens in zip(missing, late.encode([texts[d] for d in missing]), strict=True):
+            stored[d] = tokens
+        print(f"token vectors of {len(missing)} candidates in {time.perf_counter() - t:.1f} s",
+              flush=True)
+        ids = sorted(stored)
+        offsets = np.cumsum([0, *[len(stored[d]) for d in ids]])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, flat=np.concatenate([stored[d] for d in ids]), offsets=offsets,
+                 ids=np.array(ids))
+    return {texts[d]: stored[d] for d in wanted}
 
 
 def features_rerank(weights: dict[str, float]) -> Rerank:
@@ -157,32 +187,54 @@ def main() -> int:
     stages = {mode: first_stage(engine, queries, mode, top) for mode in ("bm25", "hybrid")}
     engine.close()
 
-    cache: dict[str, Any] = {}
-    late = LateInteractionReranker(cache=cache)
     union = sorted({d for cands, _ in stages.values() for ids in cands.values() for d in ids})
-    t = time.perf_counter()
-    late.document_tokens([texts[d] for d in union])
-    print(f"token vectors of {len(union)} candidates in {time.perf_counter() - t:.1f} s",
-          flush=True)
-
+    cache = token_cache(args.home.parent / "rerank-tokens.npz", LateInteractionReranker(),
+                        texts, union)
     rows: list[dict[str, Any]] = []
     for stage, (cands, stage_lat) in stages.items():
+        # MaxSim of a document does not depend on the other candidates: computed once at the
+        # largest depth (timed: the warm latency, query pass included), sliced per depth
+        late = LateInteractionReranker(cache=cache)
+        late.rerank("warm up", [texts[union[0]]], 1)
+        maxsims, late_lat = {}, []
+        for qid, query in queries.items():
+            t = time.perf_counter()
+            maxsims[qid] = late.scores(query, [texts[d] for d in cands[qid][:top]])
+            late_lat.append((time.perf_counter() - t) * 1000)
         for depth in args.depth:
+            cut = {q: ids[:depth] for q, ids in cands.items()}
             keep = KeepOrder()
             ranked_ids, lat = rerank_all(queries, cands, texts, depth,
                                          lambda q, d, r=keep: r.rerank(q, d, KEEP))
             rows.append(row(stage, depth, "none (first stage)", qrels, ranked_ids, lat,
                             first_stage_latency_ms=latency_summary(stage_lat)))
-            weights, ranked_ids, lat = pick(
-                qrels, queries, cands, texts, depth, FEATURE_GRID,
-                features_rerank)
+
+            feats, feat_lat = {}, []
+            for qid, query in queries.items():
+                t = time.perf_counter()
+                feats[qid] = features(query, [texts[d] for d in cut[qid]])
+                feat_lat.append((time.perf_counter() - t) * 1000)
+
+            def feature_run(weights: dict[str, float], feats: Any = feats,
+                            cut: Any = cut) -> dict[str, list[str]]:
+                return {q: by_scores(cut[q], [sum(w * f[name] for name, w in weights.items())
+                                              for f in feats[q]]) for q in queries}
+
+            weights = pick(qrels, FEATURE_GRID, feature_run)
+            ranked_ids, lat = rerank_all(queries, cands, texts, depth, features_rerank(weights))
+            assert ranked_ids == feature_run(weights), "the fast path must be rerank()'s"
             rows.append(row(stage, depth, "features", qrels, ranked_ids, lat, weights=weights))
-            ranked_ids, lat = rerank_all(queries, cands, texts, depth, late_rerank(0.0, cache))
-            rows.append(row(stage, depth, "late-interaction (MaxSim only)", qrels,
-                            ranked_ids, lat, prior_weight=0.0, cached=True))
-            weight, ranked_ids, lat = pick(
-                qrels, queries, cands, texts, depth, PRIOR_WEIGHTS[1:],
-                lambda w: late_rerank(w, cache))
+
+            def late_run(w: float, cut: Any = cut, depth: int = depth,
+                         maxsims: Any = maxsims) -> dict[str, list[str]]:
+                return {q: by_scores(cut[q], blend_with_prior(maxsims[q][:depth], w))
+                        for q in queries}
+
+            rows.append(row(stage, depth, "late-interaction (MaxSim only)", qrels, late_run(0.0),
+                            late_lat, prior_weight=0.0, cached=True))
+            weight = pick(qrels, PRIOR_WEIGHTS[1:], late_run)
+            ranked_ids, lat = rerank_all(queries, cands, texts, depth, late_rerank(weight, cache))
+            assert ranked_ids == late_run(weight), "the fast path must be rerank()'s"
             rows.append(row(stage, depth, f"late-interaction prior {weight}", qrels,
                             ranked_ids, lat, prior_weight=weight, cached=True))
 
