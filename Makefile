@@ -20,7 +20,7 @@ install: $(STAMP)
 demo: $(STAMP)
 	rm -rf $(DEMO_HOME)
 	$(VENV)/bin/excerpt --home $(DEMO_HOME) ingest examples/handbook --collection demo
-	$(VENV)/bin/excerpt --home $(DEMO_HOME) search "How do I keep a snapshot from being half written?" --collection demo -k 3
+	$(VENV)/bin/excerpt --home $(DEMO_HOME) ask "How does excerpt keep a snapshot from being half written?" --collection demo
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -6,19 +6,20 @@ Given the question and the passages that reached composition (best first):
    diverse (:func:`excerpt.compose.quotes.select_quotes`): a pool of ``POOL_QUOTES`` (8) is
    drawn; the ones the answer cites are listed, then the best others, ``max_quotes`` in all,
    numbered 1..n in pool order.
-2. **The answer** is 2–4 sentences of those quotes, each followed by the marker of its quote:
-   the quotes' sentences are scored by how much of the question they cover (idf-weighted) plus a
-   bonus for length (up to 35 words), taken best first while the answer is under
-   ``TARGET_WORDS`` (100) words, skipping one that would take it past ``MAX_WORDS`` (160), four
-   at most (five when four short ones stay under 80 words), then put back in quote order. Every
-   answer sentence is part of a quote, so it shares all its content words with the quote it
-   cites (seed 000's attribution check asks for two).
-3. **Caution**: when no passage covers at least ``min_coverage`` of the question's content
-   tokens (the relevance threshold: a passage's share of the question's distinct analyzer
-   tokens, weighted by idf when the engine gives weights; comparable across search modes,
-   unlike raw scores), the answer opens with "Based on
-   the available passages, the closest the text comes is:" (or its Korean counterpart) and
-   still quotes the best candidates.
+2. **The answer** is 2–4 sentences, one per cited quote, each followed by its quote's marker.
+   The quotes' sentences are scored by how much of the question they cover (idf-weighted) plus
+   a bonus for length (up to 35 words). The best sentence of each of the best quotes opens an
+   answer sentence until the answer reaches ``TARGET_WORDS`` (100) words or four sentences;
+   while it is shorter, the best other sentences of the cited quotes join their quote's answer
+   sentence with a semicolon (three at most); nothing takes it past ``MAX_WORDS`` (160). Every
+   answer sentence is made of its quote's own sentences, so it shares all its content words
+   with the quote it cites (seed 000's attribution check asks for two).
+3. **Caution**: when no passage covers at least ``min_coverage`` of the question's key tokens
+   (the relevance threshold: :func:`excerpt.compose.grounding.key_tokens`, the analyzer tokens
+   without the words that only frame a question, weighted by idf when the engine gives weights;
+   comparable across search modes, unlike raw scores), the answer opens with "Based on the
+   available passages, the closest the text comes is:" (or its Korean counterpart) and still
+   quotes the best candidates.
 4. **Citations** map each n to its node: id, title, source and metadata (book, chapter,
    article …).
 """
@@ -29,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from excerpt.compose.grounding import key_tokens
 from excerpt.compose.quotes import Quote, content_tokens, select_quotes
 from excerpt.compose.sentences import split_sentences
 from excerpt.types import Node
@@ -37,6 +39,7 @@ TARGET_WORDS = 100
 MIN_WORDS = 80
 MAX_WORDS = 160
 MAX_SENTENCES = 4
+MAX_FUSED = 3
 MIN_COVERAGE = 0.5
 MIN_ANSWER_TOKENS = 3
 LENGTH_BONUS = 0.5
@@ -135,22 +138,36 @@ def _sentence_pool(quotes: Sequence[Quote], wanted: frozenset[str],
 
 def _answer_sentences(pool: Sequence[_Sentence], max_quotes: int,
                       words: int = 0) -> list[_Sentence]:
-    """Best sentences first toward TARGET_WORDS, none past MAX_WORDS, from at most
-    ``max_quotes`` quotes, MAX_SENTENCES of them (one more when four short ones stay under
-    MIN_WORDS); then in quote order. ``words``: already used (a preamble)."""
-    chosen: list[_Sentence] = []
+    """Answer sentences, one per cited quote. First the best sentence of each quote, best first,
+    while fewer than MAX_SENTENCES quotes (and ``max_quotes``) are cited; then, while the answer
+    is under TARGET_WORDS, the best other sentences of the cited quotes join their quote's
+    answer sentence (with a semicolon, MAX_FUSED at most). Never past MAX_WORDS; answer
+    sentences come out in quote order. ``words``: already used (a preamble)."""
+    groups: dict[int, list[_Sentence]] = {}
     for sentence in pool:
-        full = len(chosen) == MAX_SENTENCES + 1 or (
-            len(chosen) == MAX_SENTENCES and words >= MIN_WORDS)
-        if full or (words >= TARGET_WORDS and len(chosen) >= 2):
+        if len(groups) == min(MAX_SENTENCES, max_quotes) or (
+                words >= TARGET_WORDS and len(groups) >= 2):
             break
-        cited = {s.n for s in chosen}
-        if chosen and (words + sentence.words > MAX_WORDS
-                       or (sentence.n not in cited and len(cited) == max_quotes)):
-            continue
-        chosen.append(sentence)
-        words += sentence.words
-    return sorted(chosen, key=lambda s: (s.n, s.position))
+        if sentence.n not in groups and (not groups or words + sentence.words <= MAX_WORDS):
+            groups[sentence.n] = [sentence]
+            words += sentence.words
+    for sentence in pool:
+        if words >= TARGET_WORDS:
+            break
+        group = groups.get(sentence.n)
+        if (group is not None and sentence not in group and len(group) < MAX_FUSED
+                and words + sentence.words <= MAX_WORDS):
+            group.append(sentence)
+            words += sentence.words
+    return [_joined(groups[n]) for n in sorted(groups)]
+
+
+def _joined(parts: list[_Sentence]) -> _Sentence:
+    parts = sorted(parts, key=lambda s: s.position)
+    text = "; ".join(p.text.rstrip(".!?。") for p in parts[:-1])
+    text = f"{text}; {parts[-1].text}" if text else parts[-1].text
+    return _Sentence(text, parts[0].n, parts[0].position, sum(p.words for p in parts),
+                     max(p.score for p in parts))
 
 
 def _listed(pool: Sequence[Quote], chosen: Sequence[_Sentence],
@@ -178,10 +195,10 @@ def compose(question: str, passages: Sequence[Passage], language: str = "en",
             weights: Mapping[str, float] | None = None) -> ComposedAnswer:
     """The extractive answer to ``question`` from ``passages`` (best first); see the module.
     ``weights`` (token -> idf) weigh the question's tokens in quote relevance and coverage."""
-    wanted = frozenset(content_tokens(question))
+    wanted = key_tokens(question)
     best = max((coverage(wanted, p.node.text, weights) for p in passages), default=0.0)
     pool = select_quotes(question, [(p.node.id, p.node.text) for p in passages],
-                         max(max_quotes, POOL_QUOTES), weights=weights)
+                         max(max_quotes, POOL_QUOTES), weights=weights, query_tokens=wanted)
     caution = CAUTION.get(language, CAUTION["en"])
     cautious = best < min_coverage or not pool
     chosen = _answer_sentences(_sentence_pool(pool, wanted, weights), max_quotes,

@@ -24,7 +24,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from excerpt.analyze import detect_language
+from excerpt.analyze import analyze, detect_language
 from excerpt.analyze.korean import REFERENCE, kiwi
 
 MAX_CONCEPTS = 4
@@ -114,3 +114,14 @@ def concepts(question: str) -> list[str]:
     phrases = [run[i:i + MAX_PHRASE] for run in runs for i in range(0, len(run), MAX_PHRASE)]
     found = list(dict.fromkeys(" ".join(p) for p in phrases if p))
     return found[:MAX_CONCEPTS] or [question.strip()]
+
+
+def key_tokens(question: str) -> frozenset[str]:
+    """The question's analyzer tokens without the words that only frame it (English: how,
+    does, say …; Korean particles and endings are gone already): what an answer must cover."""
+    language = detect_language(question)
+    if language == "ko":
+        return frozenset(analyze(question, language))
+    stop = question_stopwords()
+    kept = " ".join(w for w in question.split() if _EDGE_PUNCT.sub("", w).lower() not in stop)
+    return frozenset(analyze(kept, language)) or frozenset(analyze(question, language))

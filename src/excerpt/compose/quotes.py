@@ -110,14 +110,17 @@ def _near_duplicate(a: frozenset[str], b: frozenset[str]) -> bool:
 
 def select_quotes(query: str, passages: Sequence[tuple[str, str]], max_quotes: int = 3,
                   tokenize: Tokenize = content_tokens,
-                  weights: Mapping[str, float] | None = None) -> list[Quote]:
+                  weights: Mapping[str, float] | None = None,
+                  query_tokens: frozenset[str] | None = None) -> list[Quote]:
     """Up to ``max_quotes`` diverse sentences from ``passages`` ((node id, text), best first)
     that best match ``query``; fewer when the passages hold fewer usable sentences.
-    ``weights``: token -> weight (default 1 each)."""
+    ``weights``: token -> weight (default 1 each); ``query_tokens``: the query's tokens when
+    the caller has chosen them (default: ``tokenize(query)``)."""
     if max_quotes < 1:
         raise ValueError("max_quotes must be at least 1")
     chosen: list[_Candidate] = []
-    for cand in _candidates(frozenset(tokenize(query)), passages, tokenize, weights or {}):
+    wanted = query_tokens if query_tokens is not None else frozenset(tokenize(query))
+    for cand in _candidates(wanted, passages, tokenize, weights or {}):
         if not any(_near_duplicate(cand.tokens, c.tokens) for c in chosen):
             chosen.append(cand)
             if len(chosen) == max_quotes:

@@ -3,17 +3,21 @@
 Text is first cut into blocks: paragraphs (blank lines), markdown headings, list items (a line
 starting with ``-``, ``*``, ``•``, ``1.``, ``1)``, a circled number ``①`` as Korean 항 do, or
 ``가.`` as Korean 목 do) and lines with no letters. Other line breaks are hard wraps inside a
-sentence and become spaces. Each block is then cut after ``.``, ``!``, ``?`` or ``。`` followed
-by white space, unless a digit, ``<`` or ``>`` follows: a date such as ``<개정 2021. 9. 1.>``
-stays with the sentence it amends, and the cut comes after it. Pieces with no letters (numbers,
-rules) are dropped.
+sentence and become spaces. Each block is then cut after ``.``, ``!``, ``?`` or ``。`` (and any
+closing quotes or brackets right after it: ``.”``) followed by white space, unless a digit,
+``<``, ``>`` or a lower-case letter follows: a date such as ``<개정 2021. 9. 1.>`` stays with
+the sentence it amends (the cut comes after it), and so does "he said" after a quoted
+question. Pieces with no letters (numbers, rules) are dropped.
 """
 
 from __future__ import annotations
 
 import re
 
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?。])|(?<=\.>))\s+(?![\d<>])")
+_CLOSE = "\"'”’)\\]»"  # closing quotes and brackets after a sentence's end: .” ?’ .)
+_SENTENCE_END = re.compile(
+    rf"(?:(?<=[.!?。])|(?<=[.!?。][{_CLOSE}])|(?<=[.!?。][{_CLOSE}][{_CLOSE}])|(?<=\.>))"
+    r"\s+(?![\d<>a-z])")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 _BLOCK_START = re.compile(r"^\s*(?:#|[-*•·]\s|\d+[.)]\s|[\u2460-\u2473]|[가-힣][.)]\s)")
 _CITATION_MARK = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")

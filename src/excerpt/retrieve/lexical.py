@@ -112,14 +112,17 @@ def search_bm25(
 
 def idf_weights(view: View, tokens: Sequence[str]) -> dict[str, float]:
     """Each distinct token's BM25 idf over the nodes of the view the caller may see (a hidden
-    node's words weigh nothing here either); a token absent from the view gets the idf of a
-    token seen once."""
-    n = view.visible
-    out: dict[str, float] = {}
+    node's words weigh nothing here either). A token the view never holds gets the mean weight
+    of the tokens it does hold (1.0 when it holds none): it still counts as unanswered, without
+    outweighing the words the passages can match."""
+    n = max(view.visible, 1)
+    found: dict[str, float] = {}
+    missing: list[str] = []
     for term in dict.fromkeys(tokens):
-        df = 0
-        for part in view.parts:
-            found = _visible_postings(part, term)
-            df += 0 if found is None else len(found[0])
-        out[term] = idf(max(df, 1), max(n, 1))
-    return out
+        df = sum(len(p[0]) for part in view.parts if (p := _visible_postings(part, term)))
+        if df:
+            found[term] = idf(df, n)
+        else:
+            missing.append(term)
+    fill = sum(found.values()) / len(found) if found else 1.0
+    return {**found, **dict.fromkeys(missing, fill)}
