@@ -1,0 +1,57 @@
+"""The extractive composer on hand-made passages: caution, markers, citations, limits."""
+
+from __future__ import annotations
+
+import re
+
+from excerpt.compose.composer import MAX_WORDS, Passage, compose
+from excerpt.types import Node
+
+
+def node(node_id: str, text: str, **metadata: object) -> Node:
+    return Node(id=node_id, document_id="doc", text=text, title=f"title {node_id}",
+                source="handbook", metadata=dict(metadata))
+
+
+TIDES = node("tides", "The moon's gravity pulls the oceans and raises the tides twice a day. "
+             "Spring tides come when the sun and the moon line up at new and full moon, and "
+             "neap tides when they pull at right angles.", chapter=3)
+BREAD = node("bread", "Knead the dough for ten minutes, let it rise overnight in a warm place, "
+             "then bake the loaf for forty minutes until the crust sounds hollow.", chapter=7)
+
+
+def test_a_covered_question_is_answered_with_markers_and_citations() -> None:
+    answer = compose("Why are there spring tides and neap tides?",
+                     [Passage(TIDES, 2.0), Passage(BREAD, 0.5)])
+    assert not answer.cautious
+    markers = {int(n) for n in re.findall(r"\[(\d+)\]", answer.answer)}
+    assert markers and markers <= {c.n for c in answer.citations}
+    first = answer.citations[0]
+    assert (first.node_id, first.title, first.source, first.metadata) == (
+        "tides", "title tides", "handbook", {"chapter": 3})
+    assert answer.quotes_json()[0]["metadata"] == {"chapter": 3}
+
+
+def test_an_uncovered_question_is_cautious_but_still_quotes() -> None:
+    answer = compose("What is the airspeed velocity of an unladen swallow?",
+                     [Passage(BREAD, 1.0)])
+    assert answer.cautious
+    assert answer.answer.startswith("Based on the available passages")
+    assert answer.quotes
+
+
+def test_no_passages_says_so() -> None:
+    answer = compose("Why are there tides?", [])
+    assert answer.cautious and answer.quotes == [] and answer.citations == []
+    assert answer.answer == "The available passages do not answer this question."
+    korean = compose("조수는 왜 생기나요?", [], language="ko")
+    assert korean.answer.startswith("제공된 문서에서")
+
+
+def test_max_quotes_bounds_the_listed_quotes_and_the_answer_stays_short() -> None:
+    long_text = " ".join(f"Tides number {i} rise and fall with the moon over the long grey "
+                         f"harbour wall of the old town." for i in range(40))
+    passages = [Passage(node(f"p{i}", long_text), 1.0) for i in range(5)]
+    answer = compose("How do tides rise and fall with the moon?", passages, max_quotes=2)
+    assert len(answer.quotes) <= 2
+    assert len(answer.answer.split()) <= MAX_WORDS
