@@ -148,9 +148,9 @@ def _answer_sentences(pool: Sequence[_Sentence], max_quotes: int,
         if len(groups) == min(MAX_SENTENCES, max_quotes) or (
                 words >= TARGET_WORDS and len(groups) >= 2):
             break
-        if sentence.n not in groups and (not groups or words + sentence.words <= MAX_WORDS):
+        if sentence.n not in groups and (not groups or words + sentence.words + 1 <= MAX_WORDS):
             groups[sentence.n] = [sentence]
-            words += sentence.words
+            words += sentence.words + 1  # and its [n] marker
     for sentence in pool:
         if words >= TARGET_WORDS:
             break
