@@ -9,7 +9,8 @@
    doc_limit, doc_limit)`` and the reranker narrows the candidates to ``doc_limit`` in its order
    with its scores; it is never called on an empty list. Without one, ``fetch_count =
    doc_limit`` and the candidates reach composition unchanged, in order.
-4. **Diversify** (optional): MMR over the candidates' vectors, λ = ``mmr_lambda``.
+4. **Diversify** (optional): MMR over the candidates' stored vectors, λ = ``mmr_lambda``,
+   relevance taken from the order they arrived in.
 5. **Synthesis**: the extractive composer (:mod:`excerpt.compose.composer`); with an LLM, its
    answer after the attribution check, or the extractive one when nothing survives.
 
@@ -181,7 +182,10 @@ class AskPipeline:
         query_vec, doc_vecs = self.vectors(documents)
         if doc_vecs is None:
             return documents
-        order = mmr(query_vec, doc_vecs, [p.score for p in documents], len(documents),
+        # Relevance from the pipeline's order (scores of different concepts' searches, or of a
+        # reranker, are not on one scale): 1.0 for the first passage down to 1/n for the last.
+        n = len(documents)
+        order = mmr(query_vec, doc_vecs, [1.0 - i / n for i in range(n)], n,
                     options.mmr_lambda)
         timings["mmr"] = _ms(t)
         return [documents[i] for i in order]
