@@ -24,7 +24,8 @@ class ChatServer:
     """Answers each chat-completions request with the next scripted content."""
 
     def __init__(self, replies: list[str]) -> None:
-        self.replies, self.prompts = replies, []
+        self.replies: list[str] = replies
+        self.prompts: list[str] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
