@@ -203,8 +203,8 @@ def diff(ctx: click.Context, before: str, after: str, exact_whitespace: bool,
         counts = payload["counts"]
         click.echo(", ".join(f"{n} {k}" for k, n in counts.items()))
         for doc in payload["documents"]:
-            parts = [f"{k} {', '.join(doc[k])}" for k in ("added", "removed", "changed")
-                     if doc[k]]
+            kinds = ("added", "removed", "changed", "reformatted")
+            parts = [f"{k} {', '.join(doc[k])}" for k in kinds if doc[k]]
             click.echo(f"{doc['document_id']} ({doc['status']}): " + "; ".join(parts))
 
     emit(ctx, payload, human)
