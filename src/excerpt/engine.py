@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from excerpt.analyze import ANALYZER_VERSION, analyze, detect_language
-from excerpt.compose.ask import AskOptions, AskPipeline, AskResult
+from excerpt.compose.ask import OVERFETCH_FACTOR, AskOptions, AskPipeline, AskResult
 from excerpt.compose.composer import Passage
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import InputError, NotFoundError
@@ -180,9 +180,12 @@ class Engine:
         mode: SearchMode = "hybrid",
         k: int | None = None,
         fetch: bool = True,
+        reranker: str | None = None,
     ) -> SearchResult:
         """Rank the view for ``query``; ``fetch=False`` skips loading hit texts (evaluation),
-        leaving ``hits`` empty and the ranking in ``ranking`` as (id, score, snapshot_id)."""
+        leaving ``hits`` empty and the ranking in ``ranking`` as (id, score, snapshot_id).
+        ``reranker`` (a name, :mod:`excerpt.rerank`): rank 3 x k, let it keep k, in its order
+        with its scores (nodes the query names stay first)."""
         if not query.strip():
             raise InputError("the query is empty")
         if mode not in SEARCH_MODES:
@@ -208,12 +211,18 @@ class Engine:
                 self._warm_embedder(model)
         t2 = time.perf_counter()
         timings["analyze"] = (t2 - t1) * 1000
-        ranked, notes = self._rank(view, query, weights, mode, top, timings)
+        reranking = reranker not in (None, "none")
+        depth = top * OVERFETCH_FACTOR if reranking else top
+        ranked, notes = self._rank(view, query, weights, mode, depth, timings)
         if k is None and plan.top_k is not None:  # retrieval time; one-off model loads excluded
             reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
                                          self.settings.search_budget_ms)
             top, k_reason, ranked = reduced.k, reduced.reason, ranked[: reduced.k]
         ranked, named = pin_named(view, query, ranked)
+        if reranking and len(ranked) > len(named):
+            t_rerank = time.perf_counter()
+            ranked = self._rerank(view, query, ranked, top, str(reranker), len(named))
+            timings["rerank"] = (time.perf_counter() - t_rerank) * 1000
         ranked = ranked[:top]
         t_hop = time.perf_counter()
         hopped, hop_report = self._follow_citations(view, ranked, weights)
@@ -289,6 +298,13 @@ class Engine:
             search, chosen, lambda q: idf_weights(view, analyze(q, detect_language(q))),
             vectors if mode != "bm25" else None, llm, detect_language)
         return pipeline.run(question, options, explain, record)
+
+    def _rerank(self, view: View, query: str, ranked: list[Candidate], top: int, name: str,
+                pinned: int) -> list[Candidate]:
+        head, pool = ranked[:pinned], ranked[pinned:]
+        texts = [hit.node.text for hit in self._fetch(view, pool)]
+        results = get_reranker(name).rerank(query, texts, top - pinned)
+        return head + [pool[r.index]._replace(score=r.score) for r in results]
 
     def _follow_citations(
         self, view: View, ranked: list[Candidate], weights: dict[str, float]

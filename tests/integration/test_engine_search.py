@@ -124,3 +124,19 @@ def test_a_snapshot_indexed_by_an_older_analyzer_is_reported(tmp_path: Path) -> 
     stale = Engine(tmp_path / "home").search("장학금 신청", Filters(collection="ko"), ADMIN, "bm25")
     assert any("analyzer version 0" in n and "re-ingest" in n for n in stale.analysis["notes"])
     assert stale.hits  # still searched
+
+
+def test_search_rerank_overfetches_and_keeps_k(english_home: Path) -> None:
+    engine = Engine(english_home)
+    filters = Filters(collection="notes")
+    query = "dough rises overnight then bake"
+    plain = engine.search(query, filters, ADMIN, "hybrid", 2)
+    reranked = engine.search(query, filters, ADMIN, "hybrid", 2, reranker="features")
+    wide = engine.search(query, filters, ADMIN, "hybrid", 6)
+    assert len(wide.hits) >= 3  # enough candidates for the over-fetch to matter
+    assert len(reranked.hits) == 2 and "rerank" in reranked.timings_ms
+    assert reranked.hits[0].node.id == plain.hits[0].node.id == "bread.md:0000"
+    assert {h.node.id for h in reranked.hits} <= {h.node.id for h in wide.hits}
+    assert "rerank" not in plain.timings_ms
+    with pytest.raises(ValueError, match="unknown"):
+        engine.search("moon", filters, ADMIN, "bm25", 2, reranker="no-such-reranker")

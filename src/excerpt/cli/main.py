@@ -268,17 +268,22 @@ def parse_metadata(pairs: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--snapshot-set", default=None, help="Search the snapshots of this set.")
 @click.option("--where", "where", multiple=True, metavar="KEY=VALUE",
               help="Metadata equality filter (repeatable; VALUE parsed as JSON if it can be).")
+@click.option("--rerank", "rerank", default=None, metavar="NAME", is_flag=False,
+              flag_value="features",
+              help="Rank 3 x k, rerank to k with NAME (features, late-interaction, "
+                   "cross-encoder:PATH; bare --rerank: features).")
 @principal_options
 @json_option
 @click.pass_context
 @handles_errors
 def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | None,
            snapshot_id: str | None, snapshot_set: str | None, where: tuple[str, ...],
-           acl_tags: tuple[str, ...], clearances: tuple[str, ...], all_access: bool) -> None:
+           rerank: str | None, acl_tags: tuple[str, ...], clearances: tuple[str, ...],
+           all_access: bool) -> None:
     """Search a collection within the caller's access rights."""
     filters = Filters(collection, snapshot_id, snapshot_set, parse_metadata(where))
     principal = make_principal(acl_tags, clearances, all_access)
-    result = ctx.obj["engine"].search(query, filters, principal, mode, k)
+    result = ctx.obj["engine"].search(query, filters, principal, mode, k, reranker=rerank)
     payload = result.to_json()
 
     def human() -> None:
