@@ -23,12 +23,14 @@ BEIR_K = 100
 @click.option("-k", "k", type=click.IntRange(min=1), default=None,
               help=f"Hits per query. Default: {BEIR_K} for BEIR (Recall@100 needs 100), "
                    "adaptive for scenario files.")
+@click.option("--rerank", "rerank", default=None, metavar="NAME", is_flag=False,
+              flag_value="features", help="Rerank each query's 3 x k candidates with NAME.")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @click.pass_context
 @handles_errors
 def eval_command(ctx: click.Context, dataset: Path, split: str, collection: str | None,
-                 mode: str, k: int | None, no_progress: bool) -> None:
+                 mode: str, k: int | None, rerank: str | None, no_progress: bool) -> None:
     """Score retrieval on DATASET: a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv;
     ingested when absent or changed) -> nDCG@10, recall, MRR, latency; or a scenario file
     (.yaml/.json: query, gold ids, reference answer; see examples/regulations/scenarios.yaml)
@@ -37,28 +39,28 @@ def eval_command(ctx: click.Context, dataset: Path, split: str, collection: str 
 
     with progress_bar(not no_progress) as update:
         if is_scenario_file(dataset):
-            report = _scenarios(ctx, dataset, collection, mode, k, update)
+            report = _scenarios(ctx, dataset, collection, mode, k, update, rerank)
             human = _scenario_lines(report)
         else:
-            report = _beir(ctx, dataset, split, collection, mode, k, update)
+            report = _beir(ctx, dataset, split, collection, mode, k, update, rerank)
             human = _beir_line(report)
     emit(ctx, report, lambda: click.echo(human))
 
 
 def _beir(ctx: click.Context, folder: Path, split: str, collection: str | None, mode: str,
-          k: int | None, update: Any) -> dict[str, Any]:
+          k: int | None, update: Any, rerank: str | None) -> dict[str, Any]:
     from excerpt.evaluate.runner import evaluate
 
     return evaluate(ctx.obj["engine"], folder, split, collection, mode,  # type: ignore[arg-type]
-                    k or BEIR_K, progress=update)
+                    k or BEIR_K, progress=update, reranker=rerank)
 
 
 def _scenarios(ctx: click.Context, path: Path, collection: str | None, mode: str,
-               k: int | None, update: Any) -> dict[str, Any]:
+               k: int | None, update: Any, rerank: str | None) -> dict[str, Any]:
     from excerpt.evaluate.scenarios import evaluate_scenarios, load_scenarios
 
     return evaluate_scenarios(ctx.obj["engine"], load_scenarios(path), collection,
-                              mode, k, progress=update)  # type: ignore[arg-type]
+                              mode, k, progress=update, reranker=rerank)  # type: ignore[arg-type]
 
 
 def _beir_line(report: dict[str, Any]) -> str:

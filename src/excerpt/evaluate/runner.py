@@ -32,7 +32,8 @@ def ensure_ingested(engine: Engine, corpus: Path, collection: str, embedder: str
 
 def evaluate(engine: Engine, folder: Path, split: str = "test", collection: str | None = None,
              mode: SearchMode = "hybrid", k: int = 100,
-             progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+             progress: Callable[[str, int, int], None] | None = None,
+             reranker: str | None = None) -> dict[str, Any]:
     data = load_beir_dataset(folder, split)
     collection = collection or f"beir-{Path(folder).resolve().name}"
     ensure_ingested(engine, data.corpus, collection, progress=progress)
@@ -41,11 +42,13 @@ def evaluate(engine: Engine, folder: Path, split: str = "test", collection: str 
     filters, everyone = Filters(collection=collection), Principal.admin()
     for i, (qid, text) in enumerate(data.queries.items()):
         t = time.perf_counter()
-        result = engine.search(text, filters, everyone, mode, max(k, 10), fetch=False)
+        result = engine.search(text, filters, everyone, mode, max(k, 10), fetch=False,
+                               reranker=reranker)
         latencies.append((time.perf_counter() - t) * 1000)
         run[qid] = {node_id: score for node_id, score, _ in result.ranking}
         if progress:
             progress("queries", i + 1, len(data.queries))
     metrics = ir_metrics(data.qrels, run)
     return {"queries": len(data.queries), **metrics, "latency_ms": latency_summary(latencies),
-            "mode": mode, "k": max(k, 10), "collection": collection, "split": split}
+            "mode": mode, "k": max(k, 10), "collection": collection, "split": split,
+            "reranker": reranker or "none"}

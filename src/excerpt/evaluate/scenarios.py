@@ -132,9 +132,11 @@ def default_judge(scenarios: Sequence[Scenario]) -> Embedder:
 
 
 def _score(engine: Engine, scenario: Scenario, filters: Filters, mode: SearchMode,
-           k: int | None, similarity: Callable[[str, str], float]) -> dict[str, Any]:
+           k: int | None, similarity: Callable[[str, str], float],
+           reranker: str | None = None) -> dict[str, Any]:
     t = time.perf_counter()
-    result = engine.search(scenario.query, filters, Principal.admin(), mode, k)
+    result = engine.search(scenario.query, filters, Principal.admin(), mode, k,
+                           reranker=reranker)
     latency = (time.perf_counter() - t) * 1000
     passages = [(h.node.id, h.node.text) for h in result.hits]
     contexts = [text for _, text in passages]
@@ -173,8 +175,8 @@ def _mismatched(rows: Sequence[Mapping[str, Any]],
 def evaluate_scenarios(engine: Engine, file: ScenarioFile, collection: str | None = None,
                        mode: SearchMode = "hybrid", k: int | None = None,
                        judge: Embedder | None = None,
-                       progress: Callable[[str, int, int], None] | None = None
-                       ) -> dict[str, Any]:
+                       progress: Callable[[str, int, int], None] | None = None,
+                       reranker: str | None = None) -> dict[str, Any]:
     """Run every scenario of ``file`` and report the means, per kind, and per scenario."""
     name = collection or file.collection
     if not name:
@@ -184,7 +186,8 @@ def evaluate_scenarios(engine: Engine, file: ScenarioFile, collection: str | Non
     similarity = _cosine(judge or default_judge(file.scenarios))
     rows = []
     for i, scenario in enumerate(file.scenarios):
-        rows.append(_score(engine, scenario, Filters(collection=name), mode, k, similarity))
+        rows.append(_score(engine, scenario, Filters(collection=name), mode, k, similarity,
+                           reranker))
         if progress:
             progress("scenarios", i + 1, len(file.scenarios))
     kinds = sorted({r["kind"] for r in rows if r["kind"]})
@@ -193,6 +196,7 @@ def evaluate_scenarios(engine: Engine, file: ScenarioFile, collection: str | Non
         "collection": name,
         "mode": mode,
         "k": k if k is not None else "adaptive",
+        "reranker": reranker or "none",
         **{m: _mean(rows, m) for m in METRICS},
         "answer_relevancy_mismatched": _mismatched(rows, similarity),
         "latency_ms": latency_summary([r["latency_ms"] for r in rows]),

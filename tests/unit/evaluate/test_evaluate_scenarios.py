@@ -95,3 +95,11 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
     bad.write_text("scenarios: [unclosed", encoding="utf-8")
     with pytest.raises(InputError, match="not valid YAML"):
         load_scenarios(bad)
+
+
+def test_a_reranker_is_applied_and_reported(handbook: Engine, tmp_path: Path) -> None:
+    file = load_scenarios(write(tmp_path, {"collection": "demo", "scenarios": [ATOMIC]}))
+    report = evaluate_scenarios(handbook, file, mode="bm25", judge=get_embedder("minilm"),
+                                reranker="features")
+    assert report["reranker"] == "features"
+    assert report["per_scenario"][0]["gold_recall"] == 1.0
