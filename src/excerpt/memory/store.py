@@ -1,0 +1,298 @@
+"""The conversation-memory facade: one lock per store, one backend behind it.
+
+>>> store = MemoryStore(InMemoryBackend(), embedder=None)
+>>> store.add("c1", "user", 1, "Book a table at Luigi's in Rome.").utterance_index
+0
+>>> [u.text for u in store.read("c1")]
+["Book a table at Luigi's in Rome."]
+
+Every operation on a store holds its lock, so parallel callers on one conversation neither
+lose nor reorder writes: indexes follow the order in which the adds took the lock, and
+timestamps never go backwards within a conversation.  A store keeps each conversation's buffer
+and search index in memory and checks the backend's state row before using them, so one
+writing process per store file is assumed (the memory daemon is that process).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from excerpt.analyze import detect_language
+from excerpt.embed import Embedder, choose_embedder_for_language, get_embedder
+from excerpt.errors import DependencyError, InputError
+from excerpt.memory import summary as summaries
+from excerpt.memory.backends import InMemoryBackend, MemoryBackend, copy_into
+from excerpt.memory.conversation import ConversationIndex, eviction_count
+from excerpt.memory.model import (
+    ConversationConfig,
+    ConversationState,
+    ScoredUtterance,
+    Utterance,
+    check_speaker,
+    utc_now,
+)
+from excerpt.tokens import count_tokens
+
+AUTO = "auto"
+SEMANTIC_FLOOR = 0.85
+ALPHA = 0.5
+
+
+class _Cached:
+    def __init__(self, state: ConversationState, buffer: list[Utterance]) -> None:
+        self.state = state
+        self.buffer = buffer
+        self.index: ConversationIndex | None = None
+
+
+class MemoryStore:
+    """Conversation memory over a :class:`MemoryBackend` (in memory when none is given).
+
+    ``embedder`` decides the semantic half of search: ``"auto"`` (the default) picks MiniLM or
+    E5 by the query's language and falls back to BM25 alone when the model is not installed;
+    an :class:`~excerpt.embed.Embedder` is used as given; None means BM25 alone.
+    """
+
+    def __init__(self, backend: MemoryBackend | None = None, *,
+                 embedder: str | Embedder | None = AUTO, semantic_floor: float = SEMANTIC_FLOOR,
+                 alpha: float = ALPHA) -> None:
+        self.backend: MemoryBackend = backend if backend is not None else InMemoryBackend()
+        self.embedder = embedder
+        self.semantic_floor = semantic_floor
+        self.alpha = alpha
+        self._lock = threading.RLock()
+        self._cache: dict[str, _Cached] = {}
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _load(self, conversation: str) -> _Cached | None:
+        state = self.backend.state(conversation)
+        if state is None:
+            self._cache.pop(conversation, None)
+            return None
+        cached = self._cache.get(conversation)
+        if cached is None or cached.state != state:
+            cached = _Cached(state, self.backend.utterances(conversation))
+            self._cache[conversation] = cached
+        return cached
+
+    def _commit(self, conversation: str, cached: _Cached | None, state: ConversationState,
+                buffer: list[Utterance], added: list[Utterance]) -> None:
+        """Evict from ``buffer`` (which already holds ``added``) as ``state.config`` demands,
+        summarise the evicted, then write everything as one backend commit."""
+        evict = eviction_count(buffer, state.config)
+        evicted, buffer = buffer[:evict], buffer[evict:]
+        if evicted:
+            state = replace(state, evicted=state.evicted + evict, summary=summaries.merge(
+                state.summary, evicted, state.config.summary_token_limit))
+        removed = [u.utterance_index for u in evicted]
+        self.backend.commit(conversation, state, added=added, removed=removed)
+        fresh = _Cached(state, buffer)
+        if cached is not None and cached.index is not None:
+            fresh.index = cached.index
+            for index in removed:
+                fresh.index.remove(index)
+            for utterance in added:
+                fresh.index.add(utterance)
+        self._cache[conversation] = fresh
+
+    @staticmethod
+    def _check_conversation(conversation: str) -> str:
+        if not isinstance(conversation, str) or not conversation.strip():
+            raise InputError(f"a conversation needs a non-empty name, not {conversation!r}")
+        return conversation
+
+    @staticmethod
+    def _filter(buffer: list[Utterance], speaker: str | None) -> list[Utterance]:
+        if speaker is None:
+            return list(buffer)
+        check_speaker(speaker)
+        return [u for u in buffer if u.speaker == speaker]
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def add(self, conversation: str, speaker: str, turn: int, text: str) -> Utterance:
+        """Append an utterance (evicting the oldest past the limits); durable when the backend
+        is, once this returns."""
+        self._check_conversation(conversation)
+        check_speaker(speaker)
+        if isinstance(turn, bool) or not isinstance(turn, int) or turn < 0:
+            raise InputError(f"turn must be a non-negative integer, not {turn!r}")
+        if not isinstance(text, str):
+            raise InputError(f"text must be a string, not {type(text).__name__}")
+        tokens = count_tokens(text)
+        with self._lock:
+            cached = self._load(conversation)
+            state = cached.state if cached is not None else ConversationState()
+            buffer = list(cached.buffer) if cached is not None else []
+            timestamp = utc_now()
+            if buffer and buffer[-1].timestamp > timestamp:
+                timestamp = buffer[-1].timestamp
+            utterance = Utterance(state.next_index, speaker, turn, timestamp, text, tokens)
+            buffer.append(utterance)
+            state = replace(state, next_index=state.next_index + 1)
+            self._commit(conversation, cached, state, buffer, [utterance])
+            return utterance
+
+    def config(self, conversation: str, **changes: Any) -> ConversationConfig:
+        """The conversation's config, after applying ``changes`` (buffer_size, max_tokens,
+        summary_token_limit; None leaves one as it is).  Smaller limits evict at once."""
+        self._check_conversation(conversation)
+        with self._lock:
+            cached = self._load(conversation)
+            state = cached.state if cached is not None else ConversationState()
+            if not any(v is not None for v in changes.values()):
+                state.config.with_changes(**changes)
+                return state.config
+            state = replace(state, config=state.config.with_changes(**changes))
+            buffer = list(cached.buffer) if cached is not None else []
+            self._commit(conversation, cached, state, buffer, [])
+            return state.config
+
+    def delete(self, conversation: str, index: int) -> bool:
+        """Delete the buffered utterance ``index``; False when there is none (its index is
+        never given again either way)."""
+        with self._lock:
+            cached = self._load(conversation)
+            if cached is None or all(u.utterance_index != index for u in cached.buffer):
+                return False
+            state = replace(cached.state, deleted=cached.state.deleted + 1)
+            self.backend.commit(conversation, state, removed=[index])
+            fresh = _Cached(state, [u for u in cached.buffer if u.utterance_index != index])
+            fresh.index = cached.index
+            if fresh.index is not None:
+                fresh.index.remove(index)
+            self._cache[conversation] = fresh
+            return True
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def read(self, conversation: str, speaker: str | None = None) -> list[Utterance]:
+        """The buffered utterances, oldest first (empty for an unknown conversation)."""
+        with self._lock:
+            cached = self._load(conversation)
+            return self._filter(cached.buffer if cached else [], speaker)
+
+    def last(self, conversation: str, n: int, speaker: str | None = None) -> list[Utterance]:
+        """The ``n`` most recent utterances (of ``speaker``), oldest first."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InputError(f"n must be a non-negative integer, not {n!r}")
+        found = self.read(conversation, speaker)
+        return found[len(found) - n:] if n else []
+
+    def search(self, conversation: str, query: str, k: int = 10,
+               speaker: str | None = None) -> list[ScoredUtterance]:
+        """Utterances matching ``query``, most relevant first (ties: oldest first).
+
+        Candidates are the utterances sharing a query token (BM25) and, with an embedder, those
+        whose cosine similarity to the query reaches ``semantic_floor``.  Without an embedder
+        the score is BM25's; with one it is ``(1 - alpha) * bm25 / max bm25 + alpha * cosine``.
+        """
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise InputError(f"k must be a non-negative integer, not {k!r}")
+        if speaker is not None:
+            check_speaker(speaker)
+        with self._lock:
+            cached = self._load(conversation)
+            if cached is None or not query.strip() or k == 0:
+                return []
+            if cached.index is None:
+                cached.index = ConversationIndex(cached.buffer)
+            index = cached.index
+            lexical = index.bm25(query)
+            cosine = self._cosine(index, query)
+            found = {u.utterance_index: u for u in self._filter(cached.buffer, speaker)}
+            allowed = set(found)
+        if cosine is None:
+            scores = {i: s for i, s in lexical.items() if i in allowed}
+        else:
+            top = max(lexical.values(), default=0.0) or 1.0
+            candidates = {i for i in lexical if i in allowed} | {
+                i for i, c in cosine.items() if i in allowed and c >= self.semantic_floor}
+            scores = {i: (1 - self.alpha) * lexical.get(i, 0.0) / top
+                      + self.alpha * cosine.get(i, 0.0) for i in candidates}
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
+        return [ScoredUtterance(found[i], round(float(s), 6)) for i, s in ranked]
+
+    def _embedder_for(self, query: str) -> Embedder | None:
+        if self.embedder is None:
+            return None
+        if isinstance(self.embedder, str):
+            name = (choose_embedder_for_language(detect_language(query))
+                    if self.embedder == AUTO else self.embedder)
+            try:
+                return get_embedder(name)
+            except DependencyError:
+                return None
+        return self.embedder
+
+    def _cosine(self, index: ConversationIndex, query: str) -> dict[int, float] | None:
+        embedder = self._embedder_for(query)
+        if embedder is None:
+            return None
+        try:
+            order, matrix = index.vectors(embedder.name, embedder.embed_documents)
+            if not order:
+                return {}
+            sims = matrix @ embedder.embed_query(query)
+        except DependencyError:
+            return None
+        return {i: float(s) for i, s in zip(order, np.asarray(sims).tolist(), strict=True)}
+
+    def summary(self, conversation: str, token_limit: int | None = None) -> tuple[str, int]:
+        """The running summary of evicted utterances and its token count, within
+        ``token_limit`` tokens (the conversation's ``summary_token_limit`` when None)."""
+        if token_limit is not None and (isinstance(token_limit, bool)
+                                        or not isinstance(token_limit, int) or token_limit < 0):
+            raise InputError(f"token_limit must be a non-negative integer, not {token_limit!r}")
+        with self._lock:
+            cached = self._load(conversation)
+            if cached is None:
+                return "", 0
+            limit = cached.state.config.summary_token_limit if token_limit is None else token_limit
+            return summaries.read_summary(cached.state.summary, limit)
+
+    def stats(self, conversation: str) -> dict[str, Any]:
+        """Counts for the conversation (zeros and the default config when unknown)."""
+        with self._lock:
+            cached = self._load(conversation)
+            state = cached.state if cached else ConversationState()
+            buffer = cached.buffer if cached else []
+            _, summary_tokens = summaries.read_summary(state.summary)
+        return {
+            "utterances": len(buffer),
+            "total_tokens": sum(u.tokens for u in buffer),
+            "evicted": state.evicted,
+            "deleted": state.deleted,
+            "next_index": state.next_index,
+            "summary_tokens": summary_tokens,
+            "config": state.config.to_dict(),
+        }
+
+    def total_tokens(self, conversation: str) -> int:
+        """Tokens of the buffered utterances."""
+        return sum(u.tokens for u in self.read(conversation))
+
+    def conversations(self) -> list[str]:
+        with self._lock:
+            return self.backend.conversations()
+
+    # -- backends ----------------------------------------------------------------------------
+
+    def switch_backend(self, backend: MemoryBackend, *, copy: bool = True) -> MemoryBackend:
+        """Use ``backend`` from now on, first copying every conversation into it when ``copy``;
+        the previous backend is returned, open (the caller closes it)."""
+        with self._lock:
+            if copy:
+                copy_into(self.backend, backend)
+            previous, self.backend = self.backend, backend
+            self._cache.clear()
+            return previous
+
+    def close(self) -> None:
+        with self._lock:
+            self.backend.close()
