@@ -10,11 +10,13 @@ summary of what it evicts, search, and swappable backends (in memory, durable SQ
 from __future__ import annotations
 
 from excerpt.memory.backends import (
+    BACKENDS,
     MEMORY_DB,
     InMemoryBackend,
     MemoryBackend,
     SQLiteBackend,
     copy_into,
+    open_backend,
 )
 from excerpt.memory.model import (
     SPEAKERS,
@@ -27,6 +29,7 @@ from excerpt.memory.store import MemoryStore
 from excerpt.memory.summary import entity_retention, key_entities
 
 __all__ = [
+    "BACKENDS",
     "MEMORY_DB",
     "SPEAKERS",
     "ConversationConfig",
@@ -40,4 +43,5 @@ __all__ = [
     "copy_into",
     "entity_retention",
     "key_entities",
+    "open_backend",
 ]

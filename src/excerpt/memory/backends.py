@@ -19,10 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from excerpt.errors import StoreError
+from excerpt.errors import InputError, StoreError
 from excerpt.memory.model import ConversationConfig, ConversationState, Utterance
 
 MEMORY_DB = "memory.db"
+BACKENDS = ("in-memory", "durable")
 
 
 @runtime_checkable
@@ -194,3 +195,14 @@ class SQLiteBackend:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def open_backend(name: str, home: str | Path | None = None) -> MemoryBackend:
+    """A backend by the seed's names: ``in-memory``, or ``durable`` (``<home>/memory.db``)."""
+    if name == "in-memory":
+        return InMemoryBackend()
+    if name == "durable":
+        if home is None:
+            raise InputError("the durable memory backend needs a home folder")
+        return SQLiteBackend.at_home(home)
+    raise InputError(f"unknown memory backend {name!r}; expected one of {', '.join(BACKENDS)}")

@@ -191,6 +191,9 @@ class MemoryStore:
         Candidates are the utterances sharing a query token (BM25) and, with an embedder, those
         whose cosine similarity to the query reaches ``semantic_floor``.  Without an embedder
         the score is BM25's; with one it is ``(1 - alpha) * bm25 / max bm25 + alpha * cosine``.
+        BM25 statistics are those of the whole buffer; ``speaker`` filters the candidates.
+        Embeddings are computed on the first search that needs them and kept per utterance
+        (E5, for Korean queries, is slow: tens of utterances per second).
         """
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise InputError(f"k must be a non-negative integer, not {k!r}")

@@ -77,3 +77,17 @@ def test_sqlite_is_wal_and_synchronous_full(tmp_path: Path) -> None:
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     backend.close()
+
+
+def test_backends_by_name(tmp_path: Path) -> None:
+    from excerpt.errors import InputError
+    from excerpt.memory import open_backend
+
+    assert isinstance(open_backend("in-memory"), InMemoryBackend)
+    durable = open_backend("durable", tmp_path)
+    assert isinstance(durable, SQLiteBackend) and durable.path == tmp_path / "memory.db"
+    durable.close()
+    with pytest.raises(InputError, match="home"):
+        open_backend("durable")
+    with pytest.raises(InputError, match="unknown memory backend"):
+        open_backend("redis")
