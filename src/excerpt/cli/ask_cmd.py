@@ -44,6 +44,10 @@ from excerpt.types import SEARCH_MODES, Filters
 @click.option("--explain-format", type=click.Choice(["json", "turtle", "trig", "jsonld"]),
               default="json", show_default=True,
               help="With --explain: also print the provenance graph in this RDF syntax.")
+@click.option("--conversation", default=None, metavar="ID",
+              help="Ask inside this conversation (memory store in --home): a follow-up is "
+                   "resolved from its recent turns and summary, and the question and answer are "
+                   "recorded as the next turn.")
 @click.option("--llm/--no-llm", default=True, show_default=True,
               help="Use the LLM configured by EXCERPT_LLM_URL / _MODEL / _KEY, if any.")
 @principal_options
@@ -53,7 +57,8 @@ from excerpt.types import SEARCH_MODES, Filters
 def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_id: str | None,
         snapshot_set: str | None, where: tuple[str, ...], doc_limit: int | None,
         fetch_limit: int | None, rerank: str | None, mmr: bool, max_quotes: int | None,
-        explain: bool, explain_format: str, llm: bool, acl_tags: tuple[str, ...],
+        explain: bool, explain_format: str, conversation: str | None, llm: bool,
+        acl_tags: tuple[str, ...],
         clearances: tuple[str, ...], all_access: bool) -> None:
     """Answer QUESTION from the collection, within the caller's access rights: quotes from the
     passages found, an answer whose every sentence cites them as [n], and the citations."""
@@ -64,15 +69,36 @@ def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_
     options = AskOptions(doc_limit or settings.ask_doc_limit, fetch_limit,
                          max_quotes or settings.ask_max_quotes,
                          settings.mmr_lambda if mmr else None, settings.answer_min_coverage)
-    result = engine.ask(question, Filters(collection, snapshot_id, snapshot_set,
-                                          parse_metadata(where)),
-                        make_principal(acl_tags, clearances, all_access), mode, options,
-                        rerank or settings.reranker, record=explain,
-                        llm=_llm_client() if llm else None)
-    payload = result.to_json(explain)
+    filters = Filters(collection, snapshot_id, snapshot_set, parse_metadata(where))
+    principal = make_principal(acl_tags, clearances, all_access)
+    client = _llm_client() if llm else None
+
+    def run(text: str) -> Any:
+        return engine.ask(text, filters, principal, mode, options, rerank or settings.reranker,
+                          record=explain, llm=client)
+
+    if conversation:
+        result, extra = _in_conversation(engine, conversation, question, run)
+    else:
+        result, extra = run(question), {}
+    payload = {**result.to_json(explain), **extra}
     if explain and explain_format != "json" and result.recorder is not None:
         payload["provenance_rdf"] = _rdf(result.recorder, explain_format)
     emit(ctx, payload, lambda: _human(payload))
+
+
+def _in_conversation(engine: Any, conversation: str, question: str,
+                     run: Any) -> tuple[Any, dict[str, Any]]:
+    from excerpt.compose.conversation import ask_in_conversation, conversation_json
+    from excerpt.memory.backends import SQLiteBackend
+    from excerpt.memory.store import MemoryStore
+
+    store = MemoryStore(SQLiteBackend.at_home(engine.home), embedder=None)
+    try:
+        result, resolution, turn = ask_in_conversation(store, conversation, question, run)
+    finally:
+        store.close()
+    return result, conversation_json(conversation, resolution, turn)
 
 
 def _llm_client() -> Any:
@@ -89,6 +115,8 @@ def _rdf(recorder: Any, fmt: str) -> str:
 
 
 def _human(payload: dict[str, Any]) -> None:
+    if payload.get("resolution"):
+        click.echo(f"(asked as: {payload['resolved_question']})", err=True)
     click.echo(payload["answer"])
     click.echo("")
     for c in payload["citations"]:

@@ -144,19 +144,23 @@ def _answer_sentences(pool: Sequence[_Sentence], max_quotes: int,
     answer sentence (with a semicolon, MAX_FUSED at most). Never past MAX_WORDS; answer
     sentences come out in quote order. ``words``: already used (a preamble)."""
     groups: dict[int, list[_Sentence]] = {}
+    used: set[str] = set()
     for sentence in pool:
         if len(groups) == min(MAX_SENTENCES, max_quotes) or (
                 words >= TARGET_WORDS and len(groups) >= 2):
             break
-        if sentence.n not in groups and (not groups or words + sentence.words + 1 <= MAX_WORDS):
+        fits = not groups or words + sentence.words + 1 <= MAX_WORDS
+        if sentence.n not in groups and sentence.text not in used and fits:
             groups[sentence.n] = [sentence]
+            used.add(sentence.text)  # overlapping quotes share sentences: say each once
             words += sentence.words + 1  # and its [n] marker
     for sentence in pool:
         if words >= TARGET_WORDS:
             break
         group = groups.get(sentence.n)
-        if (group is not None and sentence not in group and len(group) < MAX_FUSED
+        if (group is not None and sentence.text not in used and len(group) < MAX_FUSED
                 and words + sentence.words <= MAX_WORDS):
+            used.add(sentence.text)
             group.append(sentence)
             words += sentence.words
     return [_joined(groups[n]) for n in sorted(groups)]
