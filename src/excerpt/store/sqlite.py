@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sqlite3
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,24 +47,40 @@ def _process_started(pid: int) -> float:
 
 
 class SQLiteStore:
-    """`excerpt.store.base.Store` on SQLite; one instance per process and home."""
+    """`excerpt.store.base.Store` on SQLite; one instance per process and home.
+
+    Each thread that uses the store gets its own connection (the service answers requests on a
+    thread pool): one connection shared by threads would let a reader see another thread's
+    open import transaction, and SQLite's WAL mode gives every connection its own snapshot.
+    """
 
     def __init__(self, home: Path) -> None:
         self.home = Path(home)
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
         try:
             self.home.mkdir(parents=True, exist_ok=True)
             self.segments_dir.mkdir(exist_ok=True)
-            self._conn = sqlite3.connect(
-                self.home / "excerpt.db", isolation_level=None, timeout=30.0
-            )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
             migrate(self._conn)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the store at {self.home}: {exc}") from exc
         self._segments: dict[str, Segment] = {}
         self.recover()
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.home / "excerpt.db", isolation_level=None, timeout=30.0,
+                                   check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            with self._all_lock:
+                self._all.append(conn)
+        return conn
 
     @property
     def segments_dir(self) -> Path:
@@ -411,5 +428,9 @@ class SQLiteStore:
             )
 
     def close(self) -> None:
-        self._conn.close()
+        with self._all_lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
 

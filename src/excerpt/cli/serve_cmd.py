@@ -1,0 +1,75 @@
+"""`excerpt keys` and `excerpt serve`: API keys, and the engine over HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from excerpt.cli.main import cli, emit, handles_errors, json_option
+from excerpt.server.keys import KEYS_FILE, ROLES, KeyRing
+
+keys_option = click.option("--keys", "keys_file", default=None,
+                           type=click.Path(dir_okay=False, path_type=Path),
+                           help=f"The keys file (default: {KEYS_FILE} in --home).")
+
+
+def _ring(ctx: click.Context, keys_file: Path | None) -> KeyRing:
+    return KeyRing.load(keys_file or Path(ctx.obj["engine"].home) / KEYS_FILE)
+
+
+@cli.group()
+def keys() -> None:
+    """API keys for `excerpt serve`: each maps to a principal and a role."""
+
+
+@keys.command("add")
+@click.argument("name")
+@click.option("--acl-tag", "acl_tags", multiple=True, metavar="T")
+@click.option("--clearance", "clearances", multiple=True, metavar="L")
+@click.option("--role", type=click.Choice(ROLES), default="reader", show_default=True)
+@keys_option
+@json_option
+@click.pass_context
+@handles_errors
+def keys_add(ctx: click.Context, name: str, acl_tags: tuple[str, ...],
+             clearances: tuple[str, ...], role: str, keys_file: Path | None) -> None:
+    """Create a key for NAME; the key is printed once (the file keeps its SHA-256)."""
+    ring = _ring(ctx, keys_file)
+    entry, key = ring.add(name, role, acl_tags, clearances)
+    ring.save()
+    payload = {"name": entry.name, "key": key, "role": entry.role,
+               "acl_tags": list(entry.acl_tags), "clearances": list(entry.clearances)}
+    emit(ctx, payload, lambda: click.echo(f"{key}\n(shown once: keep it; role {role})"))
+
+
+@keys.command("revoke")
+@click.argument("name")
+@keys_option
+@json_option
+@click.pass_context
+@handles_errors
+def keys_revoke(ctx: click.Context, name: str, keys_file: Path | None) -> None:
+    """Revoke NAME's key: requests with it get 401 from the next request on."""
+    ring = _ring(ctx, keys_file)
+    entry = ring.revoke(name)
+    ring.save()
+    emit(ctx, {"name": entry.name, "revoked": True}, lambda: click.echo(f"revoked {name}"))
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8080, show_default=True)
+@keys_option
+@click.pass_context
+@handles_errors
+def serve(ctx: click.Context, host: str, port: int, keys_file: Path | None) -> None:
+    """Serve the engine over HTTP (GET /v1/search, POST /v1/ask, GET /v1/snapshots,
+    /-/health, /openapi.json); every call but the health check needs an API key."""
+    from excerpt.server.app import serve as run
+
+    ring = _ring(ctx, keys_file)
+    if not ring.entries:
+        raise click.UsageError("no API keys yet: create one with `excerpt keys add NAME`")
+    click.echo(f"excerpt on http://{host}:{port} ({len(ring.entries)} keys)", err=True)
+    run(ctx.obj["engine"], ring, host, port)

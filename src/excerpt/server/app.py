@@ -1,0 +1,137 @@
+"""`excerpt serve`: the engine over HTTP, each request with the rights of its API key.
+
+Routes return the CLI's JSON: ``GET /v1/search``, ``POST /v1/ask``, ``GET /v1/snapshots``,
+``GET /-/health`` (no key), ``GET /-/version``; the OpenAPI document is ``/openapi.json``.
+``Authorization: Bearer KEY`` is required everywhere else: no key, a wrong key or a revoked
+one is 401. A request may narrow its rights with ``acl_tag`` / ``clearance`` (never widen
+them); ``all_access`` needs an admin key (403 otherwise). Every error has one shape,
+``{"error", "kind"}``, mapped from excerpt's error tree in :func:`_status`. Limits: a query
+of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from excerpt.compose.ask import AskOptions
+from excerpt.engine import Engine
+from excerpt.errors import ExcerptError, InputError, NotFoundError
+from excerpt.server.keys import Caller, KeyRing
+from excerpt.types import SEARCH_MODES, Filters
+
+MAX_QUERY = 2000
+MAX_K = 100
+_STATUS = {"input": 400, "not_found": 404, "dependency": 503, "service": 502}
+
+
+def _status(exc: ExcerptError) -> int:
+    return _STATUS.get(exc.kind, 500)
+
+
+class AskBody(BaseModel):
+    """POST /v1/ask: the CLI's option names."""
+
+    question: str = Field(..., min_length=1, max_length=MAX_QUERY)
+    collection: str = "default"
+    mode: str = "hybrid"
+    doc_limit: int = Field(10, ge=1, le=MAX_K)
+    fetch_limit: int | None = Field(None, ge=1, le=3 * MAX_K)
+    max_quotes: int = Field(4, ge=1, le=20)
+    rerank: str | None = None
+    explain: bool = False
+    acl_tag: list[str] | None = None
+    clearance: list[str] | None = None
+    all_access: bool = False
+
+
+def create_app(engine: Engine, keys: KeyRing) -> Any:
+    """The FastAPI app over ``engine``, authenticating with ``keys``."""
+    from fastapi import Depends, FastAPI, Header, Query, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+
+    app = FastAPI(title="excerpt", version=version("excerpt"))
+
+    @app.exception_handler(ExcerptError)
+    def excerpt_error(_: Request, exc: ExcerptError) -> JSONResponse:
+        return JSONResponse({"error": str(exc), "kind": exc.kind}, status_code=_status(exc))
+
+    @app.exception_handler(RequestValidationError)
+    def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return JSONResponse({"error": f"{where}: {first.get('msg', 'invalid request')}",
+                             "kind": "input"}, status_code=400)
+
+    @app.exception_handler(PermissionError)
+    def forbidden(_: Request, exc: PermissionError) -> JSONResponse:
+        return JSONResponse({"error": str(exc), "kind": "forbidden"}, status_code=403)
+
+    def caller(authorization: str | None = Header(None)) -> Caller:
+        token = authorization.removeprefix("Bearer ").strip() if authorization else None
+        keys.refresh()  # a key revoked in the file is refused from the next request on
+        found = keys.authenticate(token)
+        if found is None:
+            raise _Unauthorized()
+        return found
+
+    @app.exception_handler(_Unauthorized)
+    def unauthorized(_: Request, exc: _Unauthorized) -> JSONResponse:
+        return JSONResponse({"error": "a valid API key is required (Authorization: Bearer KEY)",
+                             "kind": "unauthorized"}, status_code=401,
+                            headers={"WWW-Authenticate": "Bearer"})
+
+    @app.get("/-/health")
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/-/version")
+    def get_version(who: Caller = Depends(caller)) -> dict[str, str]:  # noqa: B008
+        return {"version": version("excerpt")}
+
+    @app.get("/v1/search")
+    def search(q: str = Query(..., min_length=1, max_length=MAX_QUERY),
+               collection: str = "default", mode: str = "hybrid",
+               k: int | None = Query(None, ge=1, le=MAX_K),
+               acl_tag: list[str] | None = Query(None),  # noqa: B008
+               clearance: list[str] | None = Query(None),  # noqa: B008
+               all_access: bool = False,
+               who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        if mode not in SEARCH_MODES:
+            raise InputError(f"unknown mode {mode!r}; choose one of {SEARCH_MODES}")
+        principal = who.narrowed(acl_tag, clearance, all_access)
+        result = engine.search(q, Filters(collection), principal, mode, k)
+        return result.to_json()
+
+    @app.post("/v1/ask")
+    def ask(body: AskBody, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        if body.mode not in SEARCH_MODES:
+            raise InputError(f"unknown mode {body.mode!r}; choose one of {SEARCH_MODES}")
+        principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
+        options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
+        result = engine.ask(body.question, Filters(body.collection), principal,
+                            body.mode, options, body.rerank, record=body.explain)
+        return result.to_json(body.explain)
+
+    @app.get("/v1/snapshots")
+    def snapshots(collection: str | None = None,
+                  who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        if collection is not None and collection not in engine.store.collections():
+            raise NotFoundError(f"no collection {collection!r}")
+        return engine.snapshots(collection)
+
+    return app
+
+
+class _Unauthorized(Exception):
+    """No key, a wrong key or a revoked key."""
+
+
+def serve(engine: Engine, keys: KeyRing, host: str, port: int) -> None:
+    """Run the service until interrupted (uvicorn, one process: the engine is in it)."""
+    import uvicorn
+
+    uvicorn.run(create_app(engine, keys), host=host, port=port, log_level="warning")

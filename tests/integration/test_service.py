@@ -1,0 +1,149 @@
+"""`excerpt serve` over real HTTP: keys and principals, two keys of different rights on every
+route built so far, one JSON error shape, limits."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from excerpt.cli.main import cli
+from excerpt.engine import Engine
+from excerpt.server.app import create_app
+from excerpt.server.keys import KeyRing
+
+PUBLIC = ("The cafeteria serves lunch from noon until two in the afternoon on weekdays. "
+          "Visitors may buy a lunch ticket at the front desk of the main building.")
+SECRET = ("The merger with Northwind closes in March; the board approved the lunch budget cut "
+          "and the cafeteria staff reduction as part of the merger plan for the afternoon shift.")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str],
+                                                                       Path]]:
+    import uvicorn
+
+    root = tmp_path_factory.mktemp("service")
+    (root / "public").mkdir()
+    (root / "public" / "cafeteria.txt").write_text(PUBLIC, "utf-8")
+    (root / "secret").mkdir()
+    (root / "secret" / "merger.txt").write_text(SECRET, "utf-8")
+    home = root / "home"
+    engine = Engine(home)
+    engine.ingest(root / "public", collection="c", embedder="none", source="public")
+    engine.ingest(root / "secret", collection="c", embedder="none", source="secret",
+                  acl_tags=["board"], classification_labels=["secret"])
+    keys: dict[str, str] = {}
+    for args in (["alice"], ["bob", "--acl-tag", "board", "--clearance", "secret"],
+                 ["root", "--role", "admin"], ["eve"]):
+        out = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", *args, "--json"])
+        assert out.exit_code == 0, out.output
+        keys[args[0]] = json.loads(out.output)["key"]
+    assert CliRunner().invoke(cli, ["--home", str(home), "keys", "revoke", "eve"]).exit_code == 0
+    text = (home / "keys.yaml").read_text("utf-8")
+    assert all(key not in text for key in keys.values())  # only digests are stored
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(engine, KeyRing.load(home / "keys.yaml")),
+                                           host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(100):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", keys, home
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def call(url: str, key: str | None = None, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data, headers, method="POST" if body else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_health_needs_no_key_and_everything_else_does(service: tuple[str, dict[str, str],
+                                                                     Path]) -> None:
+    url, keys, _ = service
+    assert call(f"{url}/-/health") == (200, {"status": "ok"})
+    search = f"{url}/v1/search?q=lunch&collection=c&mode=bm25"
+    for key in (None, "exk_wrong", keys["eve"]):  # none, unknown, revoked
+        status, body = call(search, key)
+        assert status == 401 and body["kind"] == "unauthorized"
+    assert call(search, keys["alice"])[0] == 200
+    assert call(f"{url}/-/version", keys["alice"])[0] == 200
+
+
+def test_two_keys_see_what_their_principals_may(service: tuple[str, dict[str, str],
+                                                                Path]) -> None:
+    url, keys, _ = service
+    search = f"{url}/v1/search?q=lunch+budget+merger&collection=c&mode=bm25"
+    _, alice = call(search, keys["alice"])
+    _, bob = call(search, keys["bob"])
+    assert [h["id"] for h in alice["hits"]] == ["cafeteria.txt:0000"]
+    assert "merger.txt:0000" in [h["id"] for h in bob["hits"]]
+    _, widened = call(search + "&acl_tag=board&clearance=secret", keys["alice"])
+    assert "Northwind" not in json.dumps(widened)  # a request cannot widen its rights
+    _, narrowed = call(search + "&acl_tag=none", keys["bob"])
+    assert "Northwind" not in json.dumps(narrowed)  # but it can narrow them
+    status, body = call(search + "&all_access=true", keys["alice"])
+    assert status == 403 and body["kind"] == "forbidden"
+    _, everything = call(search + "&all_access=true", keys["root"])
+    assert "merger.txt:0000" in [h["id"] for h in everything["hits"]]
+
+
+def test_ask_and_its_provenance_keep_the_secret(service: tuple[str, dict[str, str],
+                                                                Path]) -> None:
+    url, keys, _ = service
+    body = {"question": "What did the board decide about the cafeteria lunch budget?",
+            "collection": "c", "mode": "bm25", "explain": True, "rerank": "features"}
+    status, alice = call(f"{url}/v1/ask", keys["alice"], body)
+    assert status == 200 and {"answer", "quotes", "citations", "provenance"} <= set(alice)
+    assert "Northwind" not in json.dumps(alice) and "merger.txt" not in json.dumps(alice)
+    _, bob = call(f"{url}/v1/ask", keys["bob"], body)
+    assert "merger.txt" in json.dumps(bob)
+
+
+def test_errors_have_one_shape_and_limits_hold(service: tuple[str, dict[str, str],
+                                                               Path]) -> None:
+    url, keys, _ = service
+    for path in ("/v1/search?q=x&collection=c&mode=psychic", "/v1/search?q=x&k=1000",
+                 "/v1/search?q=" + "x" * 2001, "/v1/snapshots?collection=nowhere"):
+        status, body = call(url + path, keys["alice"])
+        assert status in (400, 404) and set(body) == {"error", "kind"}, (path, body)
+    status, body = call(f"{url}/v1/ask", keys["alice"], {"collection": "c"})
+    assert status == 400 and "question" in body["error"]
+
+
+def test_a_key_revoked_while_serving_is_refused(service: tuple[str, dict[str, str],
+                                                                 Path]) -> None:
+    url, _, home = service
+    out = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", "temp", "--json"])
+    key = json.loads(out.output)["key"]
+    assert call(f"{url}/v1/snapshots", key)[0] == 200
+    time.sleep(0.01)  # a new mtime
+    assert CliRunner().invoke(cli, ["--home", str(home), "keys", "revoke", "temp"]).exit_code == 0
+    assert call(f"{url}/v1/snapshots", key)[0] == 401
