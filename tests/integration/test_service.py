@@ -147,3 +147,49 @@ def test_a_key_revoked_while_serving_is_refused(service: tuple[str, dict[str, st
     time.sleep(0.01)  # a new mtime
     assert CliRunner().invoke(cli, ["--home", str(home), "keys", "revoke", "temp"]).exit_code == 0
     assert call(f"{url}/v1/snapshots", key)[0] == 401
+
+
+def test_graph_and_context_never_reach_a_hidden_seed(service: tuple[str, dict[str, str],
+                                                                      Path]) -> None:
+    url, keys, _ = service
+    seeds = {"seeds": ["cafeteria.txt:0000", "merger.txt:0000"], "collection": "c"}
+    _, alice = call(f"{url}/v1/graph", keys["alice"], seeds)
+    _, bob = call(f"{url}/v1/graph", keys["bob"], seeds)
+    assert "merger.txt:0000" in json.dumps(bob["nodes"])
+    assert "merger.txt:0000" not in json.dumps(alice["nodes"])
+    _, alice_ctx = call(f"{url}/v1/context", keys["alice"], seeds)
+    _, bob_ctx = call(f"{url}/v1/context", keys["bob"], seeds)
+    assert "Northwind" in json.dumps(bob_ctx) and "Northwind" not in json.dumps(alice_ctx)
+    assert [n["id"] for n in alice_ctx["node_texts"]] == ["cafeteria.txt:0000"]
+
+
+def test_memory_conversations_belong_to_their_key(service: tuple[str, dict[str, str],
+                                                                   Path]) -> None:
+    url, keys, _ = service
+    add = {"intent": "add", "data": {"speaker": "user", "turn": 1, "text": "My PIN is 4321."}}
+    assert call(f"{url}/v1/memory/notes/query", keys["bob"], add)[0] == 200
+    _, bob = call(f"{url}/v1/memory/notes/query", keys["bob"], {"intent": "read"})
+    _, alice = call(f"{url}/v1/memory/notes/query", keys["alice"], {"intent": "read"})
+    assert [u["text"] for u in bob["utterances"]] == ["My PIN is 4321."]
+    assert alice == {"utterances": []}
+    status, body = call(f"{url}/v1/memory/notes/query", keys["bob"], {"intent": "teleport"})
+    assert status == 400 and body["kind"] == "input"
+
+
+def test_the_streamed_answer_ends_with_the_plain_answer(service: tuple[str, dict[str, str],
+                                                                        Path]) -> None:
+    url, keys, _ = service
+    body = {"question": "When is lunch served?", "collection": "c", "mode": "bm25"}
+    request = urllib.request.Request(
+        f"{url}/v1/ask/stream", json.dumps(body).encode(),
+        {"Content-Type": "application/json", "Authorization": f"Bearer {keys['alice']}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        events = response.read().decode().strip().split("\n\n")
+    names = [e.split("\n")[0].removeprefix("event: ") for e in events]
+    assert names[0] == "stage" and names[-1] == "answer"
+    streamed = json.loads(events[-1].split("\n", 1)[1].removeprefix("data: "))
+    _, plain = call(f"{url}/v1/ask", keys["alice"], body)
+    streamed.pop("timings_ms")
+    plain.pop("timings_ms")
+    assert streamed == plain

@@ -1,7 +1,10 @@
 """`excerpt serve`: the engine over HTTP, each request with the rights of its API key.
 
-Routes return the CLI's JSON: ``GET /v1/search``, ``POST /v1/ask``, ``GET /v1/snapshots``,
-``GET /-/health`` (no key), ``GET /-/version``; the OpenAPI document is ``/openapi.json``.
+Routes return the CLI's JSON: ``GET /v1/search``, ``POST /v1/ask`` (and ``/v1/ask/stream``,
+server-sent events whose last event is the same answer), ``POST /v1/graph``, ``POST
+/v1/context``, ``POST /v1/memory/{conversation}/query`` (the memory daemon's form; a key's
+conversations are its own), ``GET /v1/snapshots``, ``GET /-/health`` (no key), ``GET
+/-/version``; the OpenAPI document is ``/openapi.json``.
 ``Authorization: Bearer KEY`` is required everywhere else: no key, a wrong key or a revoked
 one is 401. A request may narrow its rights with ``acl_tag`` / ``clearance`` (never widen
 them); ``all_access`` needs an admin key (403 otherwise). Every error has one shape,
@@ -11,6 +14,7 @@ of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from importlib.metadata import version
 from typing import Any
 
@@ -20,7 +24,7 @@ from excerpt.compose.ask import AskOptions
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError, NotFoundError
 from excerpt.server.keys import Caller, KeyRing
-from excerpt.types import SEARCH_MODES, Filters
+from excerpt.types import SEARCH_MODES, Filters, SearchMode
 
 MAX_QUERY = 2000
 MAX_K = 100
@@ -36,7 +40,7 @@ class AskBody(BaseModel):
 
     question: str = Field(..., min_length=1, max_length=MAX_QUERY)
     collection: str = "default"
-    mode: str = "hybrid"
+    mode: SearchMode = "hybrid"
     doc_limit: int = Field(10, ge=1, le=MAX_K)
     fetch_limit: int | None = Field(None, ge=1, le=3 * MAX_K)
     max_quotes: int = Field(4, ge=1, le=20)
@@ -45,6 +49,44 @@ class AskBody(BaseModel):
     acl_tag: list[str] | None = None
     clearance: list[str] | None = None
     all_access: bool = False
+
+
+class GraphBody(BaseModel):
+    """POST /v1/graph: seeds and limits, as `excerpt graph` takes them."""
+
+    seeds: list[str] = Field(..., min_length=1, max_length=MAX_K)
+    collection: str = "default"
+    snapshot: str | None = None
+    snapshot_set: str | None = None
+    max_depth: int = Field(2, ge=0, le=10)
+    max_nodes: int = Field(120, ge=1, le=10_000)
+    seed_only: bool = False
+    acl_tag: list[str] | None = None
+    clearance: list[str] | None = None
+    all_access: bool = False
+
+
+class ContextBody(BaseModel):
+    """POST /v1/context: seed and graph ids and budgets, as `excerpt context` takes them."""
+
+    seeds: list[str] = Field(..., min_length=1, max_length=MAX_K)
+    graph: list[str] = Field(default_factory=list, max_length=10_000)
+    collection: str = "default"
+    snapshot: str | None = None
+    snapshot_set: str | None = None
+    budget_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    max_chars: int | None = Field(None, ge=0, le=10_000_000)
+    prioritization: str | None = None
+    acl_tag: list[str] | None = None
+    clearance: list[str] | None = None
+    all_access: bool = False
+
+
+class MemoryBody(BaseModel):
+    """POST /v1/memory/{conversation}/query: the memory daemon's single-entry form."""
+
+    intent: str
+    data: dict[str, Any] = Field(default_factory=dict)
 
 
 def create_app(engine: Engine, keys: KeyRing) -> Any:
@@ -108,13 +150,46 @@ def create_app(engine: Engine, keys: KeyRing) -> Any:
 
     @app.post("/v1/ask")
     def ask(body: AskBody, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
-        if body.mode not in SEARCH_MODES:
-            raise InputError(f"unknown mode {body.mode!r}; choose one of {SEARCH_MODES}")
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
         result = engine.ask(body.question, Filters(body.collection), principal,
                             body.mode, options, body.rerank, record=body.explain)
         return result.to_json(body.explain)
+
+    @app.post("/v1/ask/stream")
+    def ask_stream(body: AskBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
+        """Server-sent events: "stage" events as the pipeline runs, then one "answer" event
+        whose data is exactly the POST /v1/ask response."""
+        from fastapi.responses import StreamingResponse
+
+        principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
+        return StreamingResponse(_ask_events(engine, body, principal),
+                                 media_type="text/event-stream")
+
+    @app.post("/v1/graph")
+    def graph(body: GraphBody, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        from excerpt.graph.expand import GraphLimits
+
+        principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
+        allow = engine.settings.graph_edge_allowlist
+        limits = GraphLimits(body.max_depth, body.max_nodes, tuple(allow), body.seed_only)
+        filters = Filters(body.collection, body.snapshot, body.snapshot_set)
+        return engine.graph(body.seeds, filters, principal, limits).to_json()
+
+    @app.post("/v1/context")
+    def context(body: ContextBody, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
+        filters = Filters(body.collection, body.snapshot, body.snapshot_set)
+        return engine.context(body.seeds, body.graph, filters, principal, body.budget_tokens,
+                              body.max_chars, body.prioritization).to_json()
+
+    @app.post("/v1/memory/{conversation}/query")
+    def memory(conversation: str, body: MemoryBody,
+               who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        """Conversations are per key: a caller reads and writes only its own."""
+        from excerpt.memory.intents import handle
+
+        return handle(_memory(engine), f"{who.name}/{conversation}", body.intent, body.data)
 
     @app.get("/v1/snapshots")
     def snapshots(collection: str | None = None,
@@ -124,6 +199,48 @@ def create_app(engine: Engine, keys: KeyRing) -> Any:
         return engine.snapshots(collection)
 
     return app
+
+
+_MEMORY: dict[str, Any] = {}
+
+
+def _memory(engine: Engine) -> Any:
+    """The service's memory store (durable, in --home), opened on first use."""
+    from excerpt.memory.backends import SQLiteBackend
+    from excerpt.memory.store import MemoryStore
+
+    home = str(engine.home)
+    if home not in _MEMORY:
+        _MEMORY[home] = MemoryStore(SQLiteBackend.at_home(engine.home))
+    return _MEMORY[home]
+
+
+def _ask_events(engine: Engine, body: AskBody, principal: Any) -> Iterator[str]:
+    import json
+
+    stages: list[str] = []
+
+    def explain(event: Any) -> None:
+        stages.append(event.stage)
+
+    yield _sse("stage", {"stage": "started"})
+    try:
+        options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
+        result = engine.ask(body.question, Filters(body.collection), principal, body.mode,
+                            options, body.rerank, explain=explain, record=body.explain)
+    except ExcerptError as exc:
+        yield _sse("error", {"error": str(exc), "kind": exc.kind})
+        return
+    for stage in stages:
+        yield _sse("stage", {"stage": stage})
+    yield "event: answer\ndata: " + json.dumps(result.to_json(body.explain),
+                                               ensure_ascii=False) + "\n\n"
+
+
+def _sse(event: str, data: dict[str, Any]) -> str:
+    import json
+
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
 class _Unauthorized(Exception):
