@@ -51,7 +51,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dic
                   acl_tags=["board"], classification_labels=["secret"])
     keys: dict[str, str] = {}
     for args in (["alice"], ["bob", "--acl-tag", "board", "--clearance", "secret"],
-                 ["root", "--role", "admin"], ["eve"]):
+                 ["root", "--role", "admin"], ["ivy", "--role", "ingester"], ["eve"]):
         out = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", *args, "--json"])
         assert out.exit_code == 0, out.output
         keys[args[0]] = json.loads(out.output)["key"]
@@ -59,15 +59,16 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dic
     text = (home / "keys.yaml").read_text("utf-8")
     assert all(key not in text for key in keys.values())  # only digests are stored
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(engine, KeyRing.load(home / "keys.yaml")),
-                                           host="127.0.0.1", port=port, log_level="warning"))
+    app = create_app(engine, KeyRing.load(home / "keys.yaml"), ingest_roots=[root / "public"])
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     for _ in range(100):
         if server.started:
             break
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", keys, home
+    yield f"http://127.0.0.1:{port}", keys, root
     server.should_exit = True
     thread.join(timeout=10)
 
@@ -140,7 +141,8 @@ def test_errors_have_one_shape_and_limits_hold(service: tuple[str, dict[str, str
 
 def test_a_key_revoked_while_serving_is_refused(service: tuple[str, dict[str, str],
                                                                  Path]) -> None:
-    url, _, home = service
+    url, _, root = service
+    home = root / "home"
     out = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", "temp", "--json"])
     key = json.loads(out.output)["key"]
     assert call(f"{url}/v1/snapshots", key)[0] == 200
@@ -193,3 +195,53 @@ def test_the_streamed_answer_ends_with_the_plain_answer(service: tuple[str, dict
     streamed.pop("timings_ms")
     plain.pop("timings_ms")
     assert streamed == plain
+
+
+def upload(url: str, key: str, name: str, text: str, query: str = "") -> tuple[int, Any]:
+    request = urllib.request.Request(
+        f"{url}/v1/ingest?filename={name}&collection=up&embedder=none{query}", text.encode(),
+        {"Authorization": f"Bearer {key}", "Content-Type": "application/octet-stream"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_uploads_need_an_ingester_key_and_keep_their_labels(
+        service: tuple[str, dict[str, str], Path]) -> None:
+    url, keys, _ = service
+    status, body = upload(url, keys["alice"], "notes.txt", "Kimchi is fermented cabbage.")
+    assert status == 403 and body["kind"] == "forbidden"
+    status, body = upload(url, keys["ivy"], "notes.txt", "Kimchi is fermented cabbage.")
+    assert status == 200 and body["status"] == "completed" and body["nodes"] == 1
+    status, body = upload(url, keys["ivy"], "plans.txt", "The kimchi factory opens in May.",
+                          "&acl_tag=board")
+    assert status == 200
+    search = f"{url}/v1/search?q=kimchi&collection=up&mode=bm25"
+    assert [h["id"] for h in call(search, keys["alice"])[1]["hits"]] == ["notes.txt:0000"]
+    assert len(call(search, keys["bob"])[1]["hits"]) == 2
+    assert upload(url, keys["ivy"], "empty.txt", "")[0] == 400
+    assert upload(url, keys["ivy"], "..", "x")[0] == 400
+
+
+def test_server_side_paths_only_for_admins_inside_the_roots(
+        service: tuple[str, dict[str, str], Path]) -> None:
+    url, keys, root = service
+    inside = {"path": str(root / "public"), "collection": "server", "embedder": "none"}
+    assert call(f"{url}/v1/ingest/path", keys["ivy"], inside)[0] == 403
+    status, body = call(f"{url}/v1/ingest/path", keys["root"], inside)
+    assert status == 200 and body["nodes"] == 1
+    for path in (str(root / "secret"), str(root / "public" / ".." / "secret"), "/etc"):
+        status, body = call(f"{url}/v1/ingest/path", keys["root"], {**inside, "path": path})
+        assert status == 403, path
+
+
+def test_the_openapi_document_describes_every_route(service: tuple[str, dict[str, str],
+                                                                     Path]) -> None:
+    url, _, _ = service
+    status, document = call(f"{url}/openapi.json")
+    assert status == 200
+    assert {"/v1/search", "/v1/ask", "/v1/ask/stream", "/v1/graph", "/v1/context",
+            "/v1/ingest", "/v1/snapshots", "/v1/memory/{conversation}/query",
+            "/-/health"} <= set(document["paths"])

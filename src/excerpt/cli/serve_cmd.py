@@ -60,10 +60,14 @@ def keys_revoke(ctx: click.Context, name: str, keys_file: Path | None) -> None:
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8080, show_default=True)
+@click.option("--ingest-root", "ingest_roots", multiple=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A folder admin keys may ingest server-side paths from (repeatable).")
 @keys_option
 @click.pass_context
 @handles_errors
-def serve(ctx: click.Context, host: str, port: int, keys_file: Path | None) -> None:
+def serve(ctx: click.Context, host: str, port: int, ingest_roots: tuple[Path, ...],
+          keys_file: Path | None) -> None:
     """Serve the engine over HTTP (GET /v1/search, POST /v1/ask, GET /v1/snapshots,
     /-/health, /openapi.json); every call but the health check needs an API key."""
     from excerpt.server.app import serve as run
@@ -72,4 +76,4 @@ def serve(ctx: click.Context, host: str, port: int, keys_file: Path | None) -> N
     if not ring.entries:
         raise click.UsageError("no API keys yet: create one with `excerpt keys add NAME`")
     click.echo(f"excerpt on http://{host}:{port} ({len(ring.entries)} keys)", err=True)
-    run(ctx.obj["engine"], ring, host, port)
+    run(ctx.obj["engine"], ring, host, port, ingest_roots)

@@ -3,8 +3,10 @@
 Routes return the CLI's JSON: ``GET /v1/search``, ``POST /v1/ask`` (and ``/v1/ask/stream``,
 server-sent events whose last event is the same answer), ``POST /v1/graph``, ``POST
 /v1/context``, ``POST /v1/memory/{conversation}/query`` (the memory daemon's form; a key's
-conversations are its own), ``GET /v1/snapshots``, ``GET /-/health`` (no key), ``GET
-/-/version``; the OpenAPI document is ``/openapi.json``.
+conversations are its own), ``POST /v1/ingest`` (an upload: ingester or admin keys),
+``POST /v1/ingest/path`` (admin keys, inside the server's ingest roots), ``GET
+/v1/snapshots``, ``GET /-/health`` (no key), ``GET /-/version``; the OpenAPI document is
+``/openapi.json``.
 ``Authorization: Bearer KEY`` is required everywhere else: no key, a wrong key or a revoked
 one is 401. A request may narrow its rights with ``acl_tag`` / ``clearance`` (never widen
 them); ``all_access`` needs an admin key (403 otherwise). Every error has one shape,
@@ -14,10 +16,15 @@ of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Iterator, Sequence
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
+from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from excerpt.compose.ask import AskOptions
@@ -28,6 +35,7 @@ from excerpt.types import SEARCH_MODES, Filters, SearchMode
 
 MAX_QUERY = 2000
 MAX_K = 100
+MAX_UPLOAD = 200 * 1024 * 1024
 _STATUS = {"input": 400, "not_found": 404, "dependency": 503, "service": 502}
 
 
@@ -89,11 +97,21 @@ class MemoryBody(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-def create_app(engine: Engine, keys: KeyRing) -> Any:
-    """The FastAPI app over ``engine``, authenticating with ``keys``."""
-    from fastapi import Depends, FastAPI, Header, Query, Request
-    from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse
+class IngestPathBody(BaseModel):
+    """POST /v1/ingest/path (admin keys): a server-side path inside a configured root."""
+
+    path: str
+    collection: str = "default"
+    format: str = "auto"
+    acl_tag: list[str] = Field(default_factory=list)
+    classification: list[str] = Field(default_factory=list)
+    embedder: str = "auto"
+
+
+def create_app(engine: Engine, keys: KeyRing,
+               ingest_roots: Sequence[Path] = ()) -> Any:
+    """The FastAPI app over ``engine``, authenticating with ``keys``; admin keys may ingest
+    server-side paths inside ``ingest_roots`` (none: no path ingestion at all)."""
 
     app = FastAPI(title="excerpt", version=version("excerpt"))
 
@@ -191,6 +209,39 @@ def create_app(engine: Engine, keys: KeyRing) -> Any:
 
         return handle(_memory(engine), f"{who.name}/{conversation}", body.intent, body.data)
 
+    @app.post("/v1/ingest")
+    async def ingest(request: Request, filename: str, collection: str = "default",
+                     format: str = "auto", acl_tag: list[str] = Query([]),  # noqa: B008
+                     classification: list[str] = Query([]),  # noqa: B008
+                     embedder: str = "auto",
+                     who: Caller = Depends(caller)) -> Any:  # noqa: B008
+        """Upload one file (a book, a regulation book, a zip bundle) as the request body;
+        it becomes a snapshot of the source ``upload:FILENAME``. Ingester or admin keys."""
+        from starlette.concurrency import run_in_threadpool
+
+        _require(who, ("ingester", "admin"))
+        name = Path(filename).name
+        if not name or name in (".", ".."):
+            raise InputError(f"filename {filename!r} is not a file name")
+        data = await _read_limited(request, MAX_UPLOAD)
+        with tempfile.TemporaryDirectory(prefix="excerpt-upload-") as folder:
+            path = Path(folder) / name
+            path.write_bytes(data)
+            result = await run_in_threadpool(
+                engine.ingest, path, collection, format, acl_tag, classification, None,
+                embedder, f"upload:{name}")
+        return result.to_json()
+
+    @app.post("/v1/ingest/path")
+    def ingest_path(body: IngestPathBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
+        _require(who, ("admin",))
+        path = Path(body.path).resolve()
+        if not any(path.is_relative_to(root.resolve()) for root in ingest_roots):
+            raise PermissionError(f"{body.path} is not inside an ingest root of this server")
+        result = engine.ingest(path, body.collection, body.format, body.acl_tag,
+                               body.classification, None, body.embedder)
+        return result.to_json()
+
     @app.get("/v1/snapshots")
     def snapshots(collection: str | None = None,
                   who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
@@ -243,12 +294,34 @@ def _sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
+def _require(who: Caller, roles: tuple[str, ...]) -> None:
+    if who.role not in roles:
+        raise PermissionError(f"this needs a key with role {' or '.join(roles)}")
+
+
+async def _read_limited(request: Any, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and int(declared) > limit:
+        raise InputError(f"the upload is over {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise InputError(f"the upload is over {limit} bytes")
+        chunks.append(chunk)
+    if not size:
+        raise InputError("the upload is empty: send the file as the request body")
+    return b"".join(chunks)
+
+
 class _Unauthorized(Exception):
     """No key, a wrong key or a revoked key."""
 
 
-def serve(engine: Engine, keys: KeyRing, host: str, port: int) -> None:
+def serve(engine: Engine, keys: KeyRing, host: str, port: int,
+          ingest_roots: Sequence[Path] = ()) -> None:
     """Run the service until interrupted (uvicorn, one process: the engine is in it)."""
     import uvicorn
 
-    uvicorn.run(create_app(engine, keys), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(engine, keys, ingest_roots), host=host, port=port,
+                log_level="warning")
