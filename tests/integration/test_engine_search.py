@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from excerpt.engine import Engine
+from excerpt.errors import InputError
 from excerpt.retrieve.fusion import blend, rrf
 from excerpt.retrieve.view import Candidate
 from excerpt.settings import Settings
@@ -138,5 +139,5 @@ def test_search_rerank_overfetches_and_keeps_k(english_home: Path) -> None:
     assert reranked.hits[0].node.id == plain.hits[0].node.id == "bread.md:0000"
     assert {h.node.id for h in reranked.hits} <= {h.node.id for h in wide.hits}
     assert "rerank" not in plain.timings_ms
-    with pytest.raises(ValueError, match="unknown"):
+    with pytest.raises(InputError, match="unknown reranker"):
         engine.search("moon", filters, ADMIN, "bm25", 2, reranker="no-such-reranker")
