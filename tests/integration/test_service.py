@@ -245,3 +245,17 @@ def test_the_openapi_document_describes_every_route(service: tuple[str, dict[str
     assert {"/v1/search", "/v1/ask", "/v1/ask/stream", "/v1/graph", "/v1/context",
             "/v1/ingest", "/v1/snapshots", "/v1/memory/{conversation}/query",
             "/-/health"} <= set(document["paths"])
+
+
+def test_the_web_ui_is_served_with_no_external_assets(service: tuple[str, dict[str, str],
+                                                                       Path]) -> None:
+    url, _, _ = service
+    pages = {}
+    for path in ("/", "/static/excerpt.js", "/static/excerpt.css"):
+        with urllib.request.urlopen(url + path, timeout=10) as response:
+            assert response.status == 200
+            pages[path] = response.read().decode()
+    assert 'id="query"' in pages["/"] and 'id="ask-button"' in pages["/"]
+    assert "/v1/ask" in pages["/static/excerpt.js"] and "innerHTML" not in pages[
+        "/static/excerpt.js"]
+    assert not any("http://" in p or "https://" in p for p in pages.values())

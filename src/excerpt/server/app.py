@@ -24,7 +24,8 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from excerpt.compose.ask import AskOptions
@@ -143,6 +144,14 @@ def create_app(engine: Engine, keys: KeyRing,
         return JSONResponse({"error": "a valid API key is required (Authorization: Bearer KEY)",
                              "kind": "unauthorized"}, status_code=401,
                             headers={"WWW-Authenticate": "Bearer"})
+
+    static = Path(__file__).parent / "static"
+    app.mount("/static", StaticFiles(directory=static), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        """The web UI: search, ask with clickable [n] citations, provenance, dependencies."""
+        return FileResponse(static / "index.html")
 
     @app.get("/-/health")
     def health() -> dict[str, str]:
