@@ -48,7 +48,7 @@ def test_no_server_error_and_every_response_in_its_schema(tmp_path: Path) -> Non
             [str(st), "run", f"{url}/openapi.json", "--header", f"Authorization: Bearer {key}",
              "--max-examples", "10", "--seed", "1", "--checks",
              "not_a_server_error,response_schema_conformance"],
-            capture_output=True, text=True, timeout=600)
+            capture_output=True, text=True, timeout=600, cwd=tmp_path)
         assert run.returncode == 0, run.stdout[-3000:]
         assert "passed" in run.stdout
     finally:
