@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from excerpt.embed._protobuf import int_field, ld, read_varint
+
 # ModelProto / GraphProto / NodeProto / TensorProto field numbers (onnx.proto3).
 _MODEL_GRAPH = 7
 _MODEL_OPSET = 8
@@ -52,30 +54,6 @@ class GraphRewriteError(Exception):
     """The graph does not have the shape a rewrite expects; the caller keeps the original."""
 
 
-def _read_varint(buf: memoryview, i: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    while True:
-        byte = buf[i]
-        i += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return result, i
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
-
 @dataclass(frozen=True)
 class _Field:
     number: int
@@ -89,11 +67,11 @@ def _fields(buf: memoryview) -> Iterator[_Field]:
     end = len(buf)
     while i < end:
         start = i
-        key, i = _read_varint(buf, i)
+        key, i = read_varint(buf, i)
         number, wire = key >> 3, key & 7
         value: int | memoryview
         if wire == 0:
-            value, i = _read_varint(buf, i)
+            value, i = read_varint(buf, i)
         elif wire == 1:
             value = buf[i : i + 8]
             i += 8
@@ -101,7 +79,7 @@ def _fields(buf: memoryview) -> Iterator[_Field]:
             value = buf[i : i + 4]
             i += 4
         elif wire == 2:
-            length, i = _read_varint(buf, i)
+            length, i = read_varint(buf, i)
             value = buf[i : i + length]
             i += length
         else:
@@ -119,19 +97,11 @@ def _text(f: _Field) -> str:
     return bytes(_payload(f)).decode("utf-8")
 
 
-def _ld(number: int, payload: bytes | memoryview) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + bytes(payload)
-
-
-def _int_field(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value)
-
-
 def _int_attribute(name: str, value: int) -> bytes:
     return (
-        _ld(_ATTR_NAME, name.encode())
-        + _int_field(_ATTR_INT, value)
-        + _int_field(_ATTR_TYPE, _ATTR_TYPE_INT)
+        ld(_ATTR_NAME, name.encode())
+        + int_field(_ATTR_INT, value)
+        + int_field(_ATTR_TYPE, _ATTR_TYPE_INT)
     )
 
 
@@ -165,14 +135,14 @@ class _Node:
     def encode(self) -> bytes:
         out = bytearray()
         for name in self.inputs:
-            out += _ld(_NODE_INPUT, name.encode())
+            out += ld(_NODE_INPUT, name.encode())
         for name in self.outputs:
-            out += _ld(_NODE_OUTPUT, name.encode())
+            out += ld(_NODE_OUTPUT, name.encode())
         if self.name:
-            out += _ld(_NODE_NAME, self.name.encode())
-        out += _ld(_NODE_OP, self.op.encode())
+            out += ld(_NODE_NAME, self.name.encode())
+        out += ld(_NODE_OP, self.op.encode())
         if self.domain:
-            out += _ld(_NODE_DOMAIN, self.domain.encode())
+            out += ld(_NODE_DOMAIN, self.domain.encode())
         for raw in self.other:
             out += raw
         return bytes(out)
@@ -232,9 +202,9 @@ class _Graph:
     def encode(self) -> bytes:
         out = bytearray()
         for n in self.nodes:
-            out += _ld(_GRAPH_NODE, n.encode())
+            out += ld(_GRAPH_NODE, n.encode())
         for t in self.initializers:
-            out += _ld(_GRAPH_INITIALIZER, t.raw)
+            out += ld(_GRAPH_INITIALIZER, t.raw)
         for raw in self.other:
             out += raw
         return bytes(out)
@@ -253,12 +223,12 @@ def _flatten_dims(tensor: bytes) -> bytes:
             packed = f.value
             j = 0
             while j < len(packed):
-                d, j = _read_varint(packed, j)
+                d, j = read_varint(packed, j)
                 dims.append(d)
     kept = [d for d in dims if d != 1] or [1]
     if len(kept) != 1:
         raise GraphRewriteError(f"scale of shape {dims} is not per-column")
-    return _int_field(_TENSOR_DIMS, kept[0]) + bytes(rest)
+    return int_field(_TENSOR_DIMS, kept[0]) + bytes(rest)
 
 
 def quantize_matmuls(graph: _Graph) -> int:
@@ -354,7 +324,7 @@ def fuse_attention(graph: _Graph, num_heads: int = 12) -> int:
             [dense.inputs[0]],
             name=f"excerpt_mha_{layer}",
             domain=MS_DOMAIN,
-            other=[_ld(_NODE_ATTRIBUTE, _int_attribute("num_heads", num_heads))],
+            other=[ld(_NODE_ATTRIBUTE, _int_attribute("num_heads", num_heads))],
         )
         layer += 1
     if not replaced:
@@ -364,7 +334,7 @@ def fuse_attention(graph: _Graph, num_heads: int = 12) -> int:
         ["attention_mask"],
         [mask],
         name="excerpt_mask_cast",
-        other=[_ld(_NODE_ATTRIBUTE, _int_attribute("to", _ONNX_INT32))],
+        other=[ld(_NODE_ATTRIBUTE, _int_attribute("to", _ONNX_INT32))],
     )
     graph.nodes = [cast, *(replaced.get(id(n), n) for n in graph.nodes)]
     graph.prune()
@@ -383,11 +353,11 @@ def optimise_minilm(model: bytes) -> bytes:
                 raise GraphRewriteError("no weight-only int8 MatMuls found")
             fuse_gelu(graph)
             fuse_attention(graph)
-            out += _ld(_MODEL_GRAPH, graph.encode())
+            out += ld(_MODEL_GRAPH, graph.encode())
             graph_seen = True
         else:
             out += f.raw
     if not graph_seen:
         raise GraphRewriteError("no graph in model")
-    out += _ld(_MODEL_OPSET, _ld(1, MS_DOMAIN.encode()) + _int_field(2, 1))
+    out += ld(_MODEL_OPSET, ld(1, MS_DOMAIN.encode()) + int_field(2, 1))
     return bytes(out)

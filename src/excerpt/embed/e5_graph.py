@@ -34,6 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from excerpt.embed._protobuf import int_field, ld, str_field, varint
 from excerpt.embed.e5_bin import E5Bin, dequantise_rows, q4_nibbles
 
 BUILDER_VERSION = 1  # bump when the graph changes: the cached file is keyed by it
@@ -49,35 +50,11 @@ _ATTR_FLOAT, _ATTR_INT = 1, 2
 # -- protobuf encoding ----------------------------------------------------------------------
 
 
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1  # int64 fields: negatives as two's complement, ten bytes
-    out = bytearray()
-    while True:
-        low = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
-
-def _ld(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _int(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value)
-
-
-def _str(number: int, text: str) -> bytes:
-    return _ld(number, text.encode())
-
-
 def _attribute(name: str, value: int | float) -> bytes:
     if isinstance(value, int):
-        return _str(1, name) + _int(3, value) + _int(20, _ATTR_INT)
-    return _str(1, name) + _varint(2 << 3 | 5) + struct.pack("<f", value) + _int(20, _ATTR_FLOAT)
+        return str_field(1, name) + int_field(3, value) + int_field(20, _ATTR_INT)
+    as_float = varint(2 << 3 | 5) + struct.pack("<f", value)  # AttributeProto.f, fixed32
+    return str_field(1, name) + as_float + int_field(20, _ATTR_FLOAT)
 
 
 def _node(
@@ -88,26 +65,27 @@ def _node(
     domain: str = "",
     **attrs: int | float,
 ) -> bytes:
-    out = b"".join(_str(1, i) for i in inputs) + b"".join(_str(2, o) for o in outputs)
-    out += _str(3, name) + _str(4, op)
-    out += b"".join(_ld(5, _attribute(k, v)) for k, v in attrs.items())
+    out = b"".join(str_field(1, i) for i in inputs) + b"".join(str_field(2, o) for o in outputs)
+    out += str_field(3, name) + str_field(4, op)
+    out += b"".join(ld(5, _attribute(k, v)) for k, v in attrs.items())
     if domain:
-        out += _str(7, domain)
+        out += str_field(7, domain)
     return out
 
 
 def _tensor(name: str, array: npt.NDArray[np.generic]) -> bytes:
     kinds = {np.dtype(np.float32): _FLOAT, np.dtype(np.uint8): _UINT8, np.dtype(np.int8): _INT8}
     data = np.ascontiguousarray(array)
-    dims = b"".join(_int(1, d) for d in data.shape)
+    dims = b"".join(int_field(1, d) for d in data.shape)
     little = data.astype(data.dtype.newbyteorder("<"), copy=False)
-    return dims + _int(2, kinds[data.dtype]) + _str(8, name) + _ld(9, little.tobytes())
+    return dims + int_field(2, kinds[data.dtype]) + str_field(8, name) + ld(9, little.tobytes())
 
 
 def _value_info(name: str, elem_type: int, dims: Sequence[int | str]) -> bytes:
-    shape = b"".join(_ld(1, _int(1, d) if isinstance(d, int) else _str(2, d)) for d in dims)
-    tensor_type = _int(1, elem_type) + _ld(2, shape)
-    return _str(1, name) + _ld(2, _ld(1, tensor_type))
+    shape = b"".join(ld(1, int_field(1, d) if isinstance(d, int) else str_field(2, d))
+                     for d in dims)
+    tensor_type = int_field(1, elem_type) + ld(2, shape)
+    return str_field(1, name) + ld(2, ld(1, tensor_type))
 
 
 # -- the graph ------------------------------------------------------------------------------
@@ -200,10 +178,10 @@ def build_model(e5: E5Bin, weights: str = "q4") -> bytes:
         )
     b.nodes.append(_node("Identity", [x], ["hidden"], "output"))
 
-    graph = b"".join(_ld(1, n) for n in b.nodes) + _str(2, "e5_small")
-    graph += b"".join(_ld(5, t) for t in b.initializers)
-    graph += _ld(11, _value_info("embeddings", _FLOAT, ["batch", "seq", h]))
-    graph += _ld(11, _value_info("mask", _INT32, ["batch", "seq"]))
-    graph += _ld(12, _value_info("hidden", _FLOAT, ["batch", "seq", h]))
-    opsets = _ld(8, _str(1, "") + _int(2, 17)) + _ld(8, _str(1, MS) + _int(2, 1))
-    return _int(1, 8) + _str(2, "excerpt.embed.e5_graph") + _ld(7, graph) + opsets
+    graph = b"".join(ld(1, n) for n in b.nodes) + str_field(2, "e5_small")
+    graph += b"".join(ld(5, t) for t in b.initializers)
+    graph += ld(11, _value_info("embeddings", _FLOAT, ["batch", "seq", h]))
+    graph += ld(11, _value_info("mask", _INT32, ["batch", "seq"]))
+    graph += ld(12, _value_info("hidden", _FLOAT, ["batch", "seq", h]))
+    opsets = ld(8, str_field(1, "") + int_field(2, 17)) + ld(8, str_field(1, MS) + int_field(2, 1))
+    return int_field(1, 8) + str_field(2, "excerpt.embed.e5_graph") + ld(7, graph) + opsets

@@ -12,49 +12,32 @@ import struct
 from collections.abc import Sequence
 from pathlib import Path
 
+from excerpt.embed._protobuf import int_field, ld, str_field
+
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "apple", "banana", "cherry", "date", "fig", "grape"]
 WEIGHTS = [50.0, 0.0, 0.0, 0.0, 1.0, 2.0, -1.0, 0.5, 3.0, 0.25]
 FLOAT, INT64 = 1, 7
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _ld(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _int(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value)
-
-
-def _str(number: int, text: str) -> bytes:
-    return _ld(number, text.encode())
-
-
 def _node(op: str, inputs: Sequence[str], outputs: Sequence[str], **ints: int) -> bytes:
-    body = b"".join(_str(1, i) for i in inputs) + b"".join(_str(2, o) for o in outputs)
-    body += _str(3, f"{op}_{outputs[0]}") + _str(4, op)
+    body = b"".join(str_field(1, i) for i in inputs) + b"".join(str_field(2, o) for o in outputs)
+    body += str_field(3, f"{op}_{outputs[0]}") + str_field(4, op)
     for name, value in ints.items():  # AttributeProto: name=1, i=3, type=20 (INT = 2)
-        body += _ld(5, _str(1, name) + _int(3, value) + _int(20, 2))
-    return _ld(1, body)
+        body += ld(5, str_field(1, name) + int_field(3, value) + int_field(20, 2))
+    return ld(1, body)
 
 
 def _tensor(name: str, dims: Sequence[int], dtype: int, raw: bytes) -> bytes:
-    body = b"".join(_int(1, d) for d in dims) + _int(2, dtype) + _str(8, name) + _ld(9, raw)
-    return _ld(5, body)
+    body = b"".join(int_field(1, d) for d in dims) + int_field(2, dtype)
+    body += str_field(8, name) + ld(9, raw)
+    return ld(5, body)
 
 
 def _value_info(field: int, name: str, dtype: int, dims: Sequence[str | int]) -> bytes:
-    shape = b"".join(_ld(1, _str(2, d) if isinstance(d, str) else _int(1, d)) for d in dims)
-    tensor_type = _int(1, dtype) + _ld(2, shape)
-    return _ld(field, _str(1, name) + _ld(2, _ld(1, tensor_type)))
+    shape = b"".join(ld(1, str_field(2, d) if isinstance(d, str) else int_field(1, d))
+                     for d in dims)
+    tensor_type = int_field(1, dtype) + ld(2, shape)
+    return ld(field, str_field(1, name) + ld(2, ld(1, tensor_type)))
 
 
 def tiny_model(weights: Sequence[float] = WEIGHTS, two_class: bool = False,
@@ -80,11 +63,11 @@ def tiny_model(weights: Sequence[float] = WEIGHTS, two_class: bool = False,
         _tensor("axes", [1], INT64, struct.pack("<q", 1)),
     ]
     inputs = ["input_ids", "attention_mask", *(["token_type_ids"] if with_token_types else [])]
-    graph = b"".join(nodes) + _str(2, "tiny_cross_encoder") + b"".join(inits)
+    graph = b"".join(nodes) + str_field(2, "tiny_cross_encoder") + b"".join(inits)
     graph += b"".join(_value_info(11, n, INT64, ["batch", "seq"]) for n in inputs)
     graph += _value_info(12, "logits", FLOAT, ["batch", 2 if two_class else 1])
-    opset = _ld(8, _str(1, "") + _int(2, 13))
-    return _int(1, 8) + opset + _ld(7, graph)
+    opset = ld(8, str_field(1, "") + int_field(2, 13))
+    return int_field(1, 8) + opset + ld(7, graph)
 
 
 def tiny_tokenizer_json(path: Path) -> None:
