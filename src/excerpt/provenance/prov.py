@@ -205,10 +205,7 @@ class ProvenanceRecorder:
         self._check_visible("exploration", candidates)
         t = _Triples()
         e = self._start("exploration", t, derived_from="grounding")
-        for rank, c in enumerate(candidates, 1):
-            sub = f"{e}:candidate:{rank}"
-            t.iri(e, HAS_CANDIDATE, sub)
-            self._ranked(t, sub, CANDIDATE, rank, c)
+        self._ranked_list(t, e, "candidate", HAS_CANDIDATE, CANDIDATE, candidates)
         event = self._emit("exploration", t)
         self._explored = {(c.snapshot_id, c.node_id) for c in candidates}
         return event
@@ -223,10 +220,7 @@ class ProvenanceRecorder:
         self._check_visible("focus", selected)
         t = _Triples()
         f = self._start("focus", t, derived_from="exploration")
-        for rank, c in enumerate(selected, 1):
-            sub = f"{f}:selection:{rank}"
-            t.iri(f, SELECTED, sub)
-            self._ranked(t, sub, NODE_SELECTION, rank, c)
+        self._ranked_list(t, f, "selection", SELECTED, NODE_SELECTION, selected)
         return self._emit("focus", t)
 
     def synthesis(self, answer: str, cited: Sequence[Candidate]) -> ExplainEvent:
@@ -319,6 +313,14 @@ class ProvenanceRecorder:
         for rank, c in enumerate(nodes, 1):
             if not self._visible(c.snapshot_id, c.node_id):
                 raise ValueError(f"provenance {stage}: node {rank} is not visible to the caller")
+
+    def _ranked_list(self, t: _Triples, parent: str, kind: str, link: str, cls: str,
+                     candidates: Sequence[Candidate]) -> None:
+        """One sub-entity ``parent:kind:rank`` per candidate, linked from ``parent``."""
+        for rank, c in enumerate(candidates, 1):
+            sub = f"{parent}:{kind}:{rank}"
+            t.iri(parent, link, sub)
+            self._ranked(t, sub, cls, rank, c)
 
     def _ranked(self, t: _Triples, sub: str, cls: str, rank: int, c: Candidate) -> None:
         t.iri(sub, RDF_TYPE, PROV_ENTITY)
