@@ -72,6 +72,16 @@ def ranked(scores: Sequence[float], limit: int) -> list[RerankResult]:
     return [RerankResult(i, float(scores[i])) for i in order]
 
 
+def rerank_with(scores: Callable[[str, Sequence[str]], Sequence[float]], query: str,
+                documents: Sequence[str], limit: int) -> list[RerankResult]:
+    """The protocol's ``rerank`` for a backend that scores every document: nothing is computed
+    for no documents or ``limit == 0``."""
+    check_limit(limit)
+    if not documents or limit == 0:
+        return []
+    return ranked(scores(query, documents), limit)
+
+
 class KeepOrder:
     """The identity reranker: first-stage order, score ``1 / (1 + index)``."""
 

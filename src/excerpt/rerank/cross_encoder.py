@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.errors import DependencyError, InputError
-from excerpt.rerank.base import CROSS_ENCODER_PREFIX, RerankResult, check_limit, ranked
+from excerpt.rerank.base import CROSS_ENCODER_PREFIX, RerankResult, rerank_with
 
 DEFAULT_MAX_LENGTH = 512
 DEFAULT_BATCH_SIZE = 16
@@ -182,10 +182,7 @@ class CrossEncoderReranker:
                          f"[batch], [batch, 1] or [batch, 2]")
 
     def rerank(self, query: str, documents: Sequence[str], limit: int) -> list[RerankResult]:
-        check_limit(limit)
-        if not documents or limit == 0:
-            return []
-        return ranked(self.scores(query, documents), limit)
+        return rerank_with(self.scores, query, documents, limit)
 
     def __repr__(self) -> str:
         return (f"CrossEncoderReranker({str(self.model_path)!r}, max_length={self.max_length}, "

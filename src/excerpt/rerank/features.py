@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from excerpt.analyze import analyze
 from excerpt.analyze.language import detect_language
-from excerpt.rerank.base import FEATURES, RerankResult, check_limit, ranked
+from excerpt.rerank.base import FEATURES, RerankResult, rerank_with
 
 FEATURE_NAMES = ("prior", "bm25", "coverage", "proximity")
 DEFAULT_WEIGHTS: Mapping[str, float] = {"prior": 1.0, "bm25": 0.1}
@@ -107,10 +107,7 @@ class FeatureReranker:
                 for row in features(query, documents)]
 
     def rerank(self, query: str, documents: Sequence[str], limit: int) -> list[RerankResult]:
-        check_limit(limit)
-        if not documents or limit == 0:
-            return []
-        return ranked(self.scores(query, documents), limit)
+        return rerank_with(self.scores, query, documents, limit)
 
     def __repr__(self) -> str:
         return f"FeatureReranker(weights={self.weights})"
