@@ -213,7 +213,7 @@ class Engine:
         timings["analyze"] = (t2 - t1) * 1000
         reranking = reranker not in (None, "none")
         if reranking:
-            _named_reranker(str(reranker))  # an unknown name is refused even with no hits
+            get_reranker(str(reranker))  # an unknown name is refused even with no hits
         depth = top * OVERFETCH_FACTOR if reranking else top
         ranked, notes = self._rank(view, query, weights, mode, depth, timings)
         if k is None and plan.top_k is not None:  # retrieval time; one-off model loads excluded
@@ -295,7 +295,7 @@ class Engine:
             return node_vectors(view, self._query_embedder, question,
                                 [(p.snapshot_id, p.node.id) for p in passages])
 
-        chosen = None if reranker in (None, "none") else _named_reranker(str(reranker))
+        chosen = None if reranker in (None, "none") else get_reranker(str(reranker))
         pipeline = AskPipeline(
             search, chosen, lambda q: idf_weights(view, analyze(q, detect_language(q))),
             vectors if mode != "bm25" else None, llm, detect_language)
@@ -305,7 +305,7 @@ class Engine:
                 pinned: int) -> list[Candidate]:
         head, pool = ranked[:pinned], ranked[pinned:]
         texts = [hit.node.text for hit in self._fetch(view, pool)]
-        results = _named_reranker(name).rerank(query, texts, top - pinned)
+        results = get_reranker(name).rerank(query, texts, top - pinned)
         return head + [pool[r.index]._replace(score=r.score) for r in results]
 
     def _follow_citations(
@@ -519,13 +519,6 @@ class Engine:
             Hit(nodes[(c.part, c.ordinal)], c.score, view.parts[c.part].info.snapshot_id)
             for c in ranked
         ]
-
-
-def _named_reranker(name: str) -> Any:
-    try:
-        return get_reranker(name)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
 
 
 def _node_status(view: View) -> tuple[Callable[[str], NodeStatus], Callable[[str], list[int]]]:

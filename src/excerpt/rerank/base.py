@@ -18,9 +18,12 @@ to help on SciFact, or ``none`` when none did (bench/rerank.py, bench/RESULTS.md
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from excerpt.errors import InputError
 
 NONE = "none"
 LATE_INTERACTION = "late-interaction"
@@ -114,26 +117,49 @@ _FACTORIES: dict[str, Callable[[], Reranker]] = {
 }
 
 
+_cache: dict[str, Reranker] = {}
+_cache_lock = threading.Lock()
+
+
 def reranker_names() -> tuple[str, ...]:
     """The names :func:`get_reranker` knows; ``cross-encoder:PATH`` takes a model path."""
     return (*_FACTORIES, f"{CROSS_ENCODER_PREFIX}PATH")
 
 
 def get_reranker(name: str) -> Reranker:
-    """A new reranker for ``name`` (cheap: models load on first ``rerank``).
+    """The process-wide reranker for ``name`` (one instance per name, so a model loads once;
+    constructors are cheap and models load on first ``rerank``).
 
-    ``ValueError`` for an unknown name (listing the known ones) or ``cross-encoder:`` without a
-    path; a cross-encoder path that does not exist is an :class:`excerpt.errors.InputError`.
+    :class:`excerpt.errors.InputError` for an unknown name (listing the known ones),
+    ``cross-encoder:`` without a path, or a cross-encoder path that does not exist.
     """
     key = name.strip()
     if key.lower().startswith(CROSS_ENCODER_PREFIX):
-        path = key[len(CROSS_ENCODER_PREFIX):].strip()
+        key = CROSS_ENCODER_PREFIX + key[len(CROSS_ENCODER_PREFIX):].strip()
+    else:
+        key = key.lower()
+    with _cache_lock:
+        found = _cache.get(key)
+        if found is None:
+            found = _cache[key] = _build(name, key)
+        return found
+
+
+def _build(name: str, key: str) -> Reranker:
+    if key.startswith(CROSS_ENCODER_PREFIX):
+        path = key[len(CROSS_ENCODER_PREFIX):]
         if not path:
-            raise ValueError(f"{name!r}: give the model file, as cross-encoder:/path/model.onnx")
+            raise InputError(f"{name!r}: give the model file, as cross-encoder:/path/model.onnx")
         from excerpt.rerank.cross_encoder import CrossEncoderReranker
 
         return CrossEncoderReranker(path)
-    factory = _FACTORIES.get(key.lower())
+    factory = _FACTORIES.get(key)
     if factory is None:
-        raise ValueError(f"unknown reranker {name!r} (known: {', '.join(reranker_names())})")
+        raise InputError(f"unknown reranker {name!r} (known: {', '.join(reranker_names())})")
     return factory()
+
+
+def clear_reranker_cache() -> None:
+    """Forget the cached instances (tests)."""
+    with _cache_lock:
+        _cache.clear()

@@ -27,12 +27,17 @@ def test_default_is_a_known_name() -> None:
 
 
 def test_unknown_name_lists_the_known_ones() -> None:
-    with pytest.raises(ValueError, match=r"unknown reranker 'colbert'.*late-interaction"):
+    with pytest.raises(InputError, match=r"unknown reranker 'colbert'.*late-interaction"):
         get_reranker("colbert")
 
 
+def test_one_instance_per_name_so_a_model_loads_once() -> None:
+    assert get_reranker("features") is get_reranker(" Features ")
+    assert get_reranker("late-interaction") is not get_reranker("features")
+
+
 def test_cross_encoder_needs_a_path(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="give the model file"):
+    with pytest.raises(InputError, match="give the model file"):
         get_reranker("cross-encoder:")
     with pytest.raises(InputError, match="is not a file"):
         get_reranker(f"cross-encoder:{tmp_path / 'missing.onnx'}")
