@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from excerpt.compose.grounding import key_tokens
-from excerpt.compose.quotes import Quote, content_tokens, select_quotes
+from excerpt.compose.quotes import Quote, content_tokens, coverage, select_quotes
 from excerpt.compose.sentences import split_sentences
 from excerpt.types import Node
 
@@ -94,17 +94,6 @@ class ComposedAnswer:
                 for n, q in enumerate(self.quotes, start=1)]
 
 
-def coverage(question_tokens: frozenset[str], text: str,
-             weights: Mapping[str, float] | None = None) -> float:
-    """Share of the question's distinct content tokens that occur in ``text`` (each token
-    counted by its weight when ``weights`` are given, else 1)."""
-    w = weights or {}
-    total = sum(w.get(t, 1.0) for t in question_tokens)
-    if not total:
-        return 0.0
-    return sum(w.get(t, 1.0) for t in question_tokens & set(content_tokens(text))) / total
-
-
 def _words(text: str) -> int:
     return len(text.split())
 
@@ -131,7 +120,7 @@ def _sentence_pool(quotes: Sequence[Quote], wanted: frozenset[str],
                 continue
             size = _words(text)
             length = min(size, LONG_WORDS) / LONG_WORDS
-            score = coverage(wanted, text, weights) + LENGTH_BONUS * length
+            score = coverage(wanted, tokens, weights) + LENGTH_BONUS * length
             pool.append(_Sentence(text, n, i, size, score))
     return sorted(pool, key=lambda s: (-s.score, s.n, s.position))
 
@@ -200,7 +189,8 @@ def compose(question: str, passages: Sequence[Passage], language: str = "en",
     """The extractive answer to ``question`` from ``passages`` (best first); see the module.
     ``weights`` (token -> idf) weigh the question's tokens in quote relevance and coverage."""
     wanted = key_tokens(question)
-    best = max((coverage(wanted, p.node.text, weights) for p in passages), default=0.0)
+    best = max((coverage(wanted, set(content_tokens(p.node.text)), weights) for p in passages),
+               default=0.0)
     pool = select_quotes(question, [(p.node.id, p.node.text) for p in passages],
                          max(max_quotes, POOL_QUOTES), weights=weights, query_tokens=wanted)
     caution = CAUTION.get(language, CAUTION["en"])

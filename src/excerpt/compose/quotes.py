@@ -22,6 +22,7 @@ boundary cut it) is not a quote.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from excerpt.analyze import analyze, detect_language
@@ -80,17 +81,24 @@ def _units(text: str) -> list[str]:
     return units
 
 
+def coverage(wanted: AbstractSet[str], tokens: AbstractSet[str],
+             weights: Mapping[str, float] | None = None) -> float:
+    """Share of the ``wanted`` tokens found in ``tokens``, each counted by its weight (1 when
+    ``weights`` has none for it); 0 when nothing is wanted."""
+    w = weights or {}
+    total = sum(w.get(t, 1.0) for t in wanted)
+    return sum(w.get(t, 1.0) for t in wanted & tokens) / total if total else 0.0
+
+
 def _candidates(query_tokens: frozenset[str], passages: Sequence[tuple[str, str]],
                 tokenize: Tokenize, weights: Mapping[str, float]) -> list[_Candidate]:
-    total = sum(weights.get(t, 1.0) for t in query_tokens)
     out: list[_Candidate] = []
     for rank, (node_id, text) in enumerate(passages):
         for unit in _units(text):
             tokens = frozenset(tokenize(unit))
             if not _quotable(unit, tokens):
                 continue
-            matched = sum(weights.get(t, 1.0) for t in tokens & query_tokens)
-            relevance = matched / total if total else 0.0
+            relevance = coverage(query_tokens, tokens, weights)
             score = relevance + RANK_PRIOR / (1 + rank)
             out.append(_Candidate(Quote(node_id, unit, relevance, rank), tokens, score))
     out.sort(key=lambda c: -c.score)  # stable: ties keep passage and sentence order
