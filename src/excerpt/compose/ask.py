@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from excerpt.compose.composer import ComposedAnswer, Passage, compose
@@ -128,7 +128,7 @@ class AskPipeline:
                            self.weights(question) if self.weights else None)
         synthesis = self._synthesize(question, composed, language, timings)
         if synthesis and synthesis.get("answer"):
-            composed = _with_answer(composed, synthesis["answer"])
+            composed = replace(composed, answer=synthesis["answer"])
         timings["compose"] = _ms(t)
         if recorder:
             cited = {c.node_id for c in composed.citations}
@@ -221,12 +221,6 @@ def _merge(lists: Sequence[Sequence[Passage]]) -> list[Passage]:
 
 def _candidate(p: Passage) -> Candidate:
     return Candidate(p.node.id, p.snapshot_id, p.score)
-
-
-def _with_answer(composed: ComposedAnswer, answer: str) -> ComposedAnswer:
-    from dataclasses import replace
-
-    return replace(composed, answer=answer, cautious=composed.cautious)
 
 
 def _ms(start: float) -> float:
