@@ -31,6 +31,9 @@ from pydantic import BaseModel, Field
 from excerpt.compose.ask import AskOptions
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError, NotFoundError
+from excerpt.memory.backends import SQLiteBackend
+from excerpt.memory.intents import handle
+from excerpt.memory.store import MemoryStore
 from excerpt.server.keys import Caller, KeyRing
 from excerpt.types import SEARCH_MODES, Filters, SearchMode
 
@@ -115,6 +118,8 @@ def create_app(engine: Engine, keys: KeyRing,
     server-side paths inside ``ingest_roots`` (none: no path ingestion at all)."""
 
     app = FastAPI(title="excerpt", version=version("excerpt"))
+    # One store, the single writer of memory.db, serialising writes for every request thread.
+    memory_store = MemoryStore(SQLiteBackend.at_home(engine.home))
 
     @app.exception_handler(ExcerptError)
     def excerpt_error(_: Request, exc: ExcerptError) -> JSONResponse:
@@ -214,9 +219,7 @@ def create_app(engine: Engine, keys: KeyRing,
     def memory(conversation: str, body: MemoryBody,
                who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
         """Conversations are per key: a caller reads and writes only its own."""
-        from excerpt.memory.intents import handle
-
-        return handle(_memory(engine), f"{who.name}/{conversation}", body.intent, body.data)
+        return handle(memory_store, f"{who.name}/{conversation}", body.intent, body.data)
 
     @app.post("/v1/ingest")
     async def ingest(request: Request, filename: str, collection: str = "default",
@@ -259,20 +262,6 @@ def create_app(engine: Engine, keys: KeyRing,
         return engine.snapshots(collection)
 
     return app
-
-
-_MEMORY: dict[str, Any] = {}
-
-
-def _memory(engine: Engine) -> Any:
-    """The service's memory store (durable, in --home), opened on first use."""
-    from excerpt.memory.backends import SQLiteBackend
-    from excerpt.memory.store import MemoryStore
-
-    home = str(engine.home)
-    if home not in _MEMORY:
-        _MEMORY[home] = MemoryStore(SQLiteBackend.at_home(engine.home))
-    return _MEMORY[home]
 
 
 def _ask_events(engine: Engine, body: AskBody, principal: Any) -> Iterator[str]:
