@@ -259,3 +259,17 @@ def test_the_web_ui_is_served_with_no_external_assets(service: tuple[str, dict[s
     assert "/v1/ask" in pages["/static/excerpt.js"] and "innerHTML" not in pages[
         "/static/excerpt.js"]
     assert not any("http://" in p or "https://" in p for p in pages.values())
+
+
+def test_ask_in_a_conversation_over_http(service: tuple[str, dict[str, str], Path]) -> None:
+    url, keys, _ = service
+    first = {"question": "When does the cafeteria serve lunch?", "collection": "c",
+             "mode": "bm25", "conversation": "meals"}
+    _, one = call(f"{url}/v1/ask", keys["alice"], first)
+    _, two = call(f"{url}/v1/ask", keys["alice"], {**first, "question": "Can visitors buy it?"})
+    assert (one["turn"], two["turn"]) == (1, 2)
+    assert two["resolution"] == "pronoun" and " it?" not in two["resolved_question"]
+    _, turns = call(f"{url}/v1/memory/meals/query", keys["alice"], {"intent": "read"})
+    assert [u["speaker"] for u in turns["utterances"]] == ["user", "assistant"] * 2
+    _, other = call(f"{url}/v1/memory/meals/query", keys["bob"], {"intent": "read"})
+    assert other == {"utterances": []}  # another key's conversation of the same name

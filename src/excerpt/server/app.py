@@ -29,6 +29,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from excerpt.compose.ask import AskOptions
+from excerpt.compose.conversation import ask_in_conversation, conversation_json
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError, NotFoundError
 from excerpt.memory.backends import SQLiteBackend
@@ -58,6 +59,7 @@ class AskBody(BaseModel):
     max_quotes: int = Field(4, ge=1, le=20)
     rerank: str | None = None
     explain: bool = False
+    conversation: str | None = Field(None, min_length=1, max_length=200)
     acl_tag: list[str] | None = None
     clearance: list[str] | None = None
     all_access: bool = False
@@ -184,9 +186,17 @@ def create_app(engine: Engine, keys: KeyRing,
     def ask(body: AskBody, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
-        result = engine.ask(body.question, Filters(body.collection), principal,
-                            body.mode, options, body.rerank, record=body.explain)
-        return result.to_json(body.explain)
+
+        def run(question: str) -> Any:
+            return engine.ask(question, Filters(body.collection), principal, body.mode,
+                              options, body.rerank, record=body.explain)
+
+        if body.conversation is None:
+            return run(body.question).to_json(body.explain)  # type: ignore[no-any-return]
+        result, resolution, turn = ask_in_conversation(
+            memory_store, f"{who.name}/{body.conversation}", body.question, run)
+        return {**result.to_json(body.explain),
+                **conversation_json(body.conversation, resolution, turn)}
 
     @app.post("/v1/ask/stream")
     def ask_stream(body: AskBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
