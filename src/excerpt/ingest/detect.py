@@ -15,7 +15,7 @@ from excerpt.ingest.gutenberg import load_gutenberg, looks_like_gutenberg
 from excerpt.ingest.regulations import load_hwpx, load_regulations, looks_like_regulations
 from excerpt.ingest.text import load_text
 
-__all__ = ["FORMATS", "LOADERS", "RESERVED_FORMATS", "detect_format", "load"]
+__all__ = ["FORMATS", "LOADERS", "detect_format", "load"]
 
 Loader = Callable[[Sequence[Path], LoadOptions | None], LoadedCorpus]
 
@@ -28,9 +28,7 @@ LOADERS: dict[str, Loader] = {
     "regulations": load_regulations,
     "text": load_text,
 }
-# Format names kept for loaders still to come: refused with "not available yet".
-RESERVED_FORMATS: tuple[str, ...] = ()
-FORMATS = ("auto", *LOADERS, *RESERVED_FORMATS)
+FORMATS = ("auto", *LOADERS)
 
 
 def detect_format(paths: Sequence[Path]) -> str:
@@ -110,13 +108,9 @@ def load(
     paths: Sequence[Path], fmt: str = "auto", options: LoadOptions | None = None
 ) -> LoadedCorpus:
     """Load ``paths`` with the loader named ``fmt`` (``"auto"``: :func:`detect_format`)."""
-    if fmt in RESERVED_FORMATS:
-        raise InputError(f"format {fmt} is not available yet")
     if fmt == "auto":
         fmt = detect_format(paths)
     loader = LOADERS.get(fmt)
     if loader is None:
-        known = ", ".join(f for f in FORMATS if f not in RESERVED_FORMATS)
-        later = f" (later: {', '.join(RESERVED_FORMATS)})" if RESERVED_FORMATS else ""
-        raise InputError(f"unknown format {fmt!r}; known formats: {known}{later}")
+        raise InputError(f"unknown format {fmt!r}; known formats: {', '.join(FORMATS)}")
     return loader(paths, options)

@@ -7,7 +7,7 @@ import pytest
 
 from excerpt.errors import InputError
 from excerpt.ingest.base import LoadOptions
-from excerpt.ingest.detect import FORMATS, RESERVED_FORMATS, detect_format, load
+from excerpt.ingest.detect import FORMATS, detect_format, load
 
 GUTENBERG = (
     "The Project Gutenberg eBook of Tiny, by Nobody\n\nTitle: Tiny\n\nAuthor: Nobody\n\n"
@@ -67,16 +67,13 @@ def test_load_dispatches(tree: dict[str, Path]) -> None:
     assert load([tree["plain"]]).documents[0].id == "plain.txt"  # defaults: auto, no options
 
 
-def test_unknown_and_reserved_formats(tree: dict[str, Path]) -> None:
+def test_unknown_formats(tree: dict[str, Path]) -> None:
     with pytest.raises(InputError, match="unknown format 'pdf'") as info:
         load([tree["plain"]], "pdf", LoadOptions())
     for name in ("auto", "text", "gutenberg", "beir"):
         assert name in str(info.value)
-    for name in RESERVED_FORMATS:
-        with pytest.raises(InputError, match=f"format {name} is not available yet"):
-            load([tree["plain"]], name, LoadOptions())
     assert set(FORMATS) == {"auto", "text", "gutenberg", "beir", "code", "code-bundle",
-                            "regulations", "hwpx", *RESERVED_FORMATS}
+                            "regulations", "hwpx"}
 
 
 @pytest.mark.data
