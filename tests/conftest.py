@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,3 +28,16 @@ def shared_data() -> Callable[..., Path]:
         return path
 
     return find
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="session")
+def free_port() -> Callable[[], int]:
+    """``free_port()``: a loopback port nothing listens on now (servers run in the tests)."""
+    return _free_port

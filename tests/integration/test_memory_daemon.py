@@ -4,13 +4,12 @@ same JSON as the durable store directly, parallel clients lose and reorder nothi
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,6 @@ import pytest
 from click.testing import CliRunner
 
 from excerpt.cli.main import cli
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def post(url: str, conversation: str, intent: str, data: dict[str, Any]) -> tuple[int, Any]:
@@ -40,7 +32,8 @@ def post(url: str, conversation: str, intent: str, data: dict[str, Any]) -> tupl
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def daemon(tmp_path_factory: pytest.TempPathFactory,
+           free_port: Callable[[], int]) -> Iterator[tuple[str, Path]]:
     home = tmp_path_factory.mktemp("memory") / "home"
     port = free_port()
     process = subprocess.Popen(
@@ -122,7 +115,8 @@ def test_bad_requests_get_a_json_error(daemon: tuple[str, Path]) -> None:
     assert status == 400 and "'n'" in body["error"]
 
 
-def test_the_durable_store_directly_and_a_daemon_that_is_down(tmp_path: Path) -> None:
+def test_the_durable_store_directly_and_a_daemon_that_is_down(
+        tmp_path: Path, free_port: Callable[[], int]) -> None:
     home = str(tmp_path / "home")
     for turn, text in enumerate(["First we fly to Seoul.", "Then the train to Busan.",
                                  "Finally a ferry to Jeju."], start=1):

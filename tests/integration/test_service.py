@@ -4,12 +4,11 @@ route built so far, one JSON error shape, limits."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +26,9 @@ SECRET = ("The merger with Northwind closes in March; the board approved the lun
           "and the cafeteria staff reduction as part of the merger plan for the afternoon shift.")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str],
+def service(tmp_path_factory: pytest.TempPathFactory,
+            free_port: Callable[[], int]) -> Iterator[tuple[str, dict[str, str],
                                                                        Path]]:
     import uvicorn
 

@@ -4,11 +4,11 @@ no server error and no response that breaks its schema (issue 7)."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -19,14 +19,8 @@ from excerpt.engine import Engine
 HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def test_no_server_error_and_every_response_in_its_schema(tmp_path: Path) -> None:
+def test_no_server_error_and_every_response_in_its_schema(
+        tmp_path: Path, free_port: Callable[[], int]) -> None:
     home = tmp_path / "home"
     Engine(home).ingest(HANDBOOK, collection="default", embedder="none")
     added = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", "fuzz", "--role",

@@ -8,10 +8,9 @@ No model and no network are involved.
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -119,13 +118,6 @@ def server() -> Iterator[ScriptedServer]:
     s.close()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 def service_error(client: LLMClient) -> ServiceError:
     with pytest.raises(ServiceError) as info:
         client.chat([{"role": "user", "content": "hi"}])
@@ -200,7 +192,7 @@ def test_no_key_no_authorization_header(server: ScriptedServer) -> None:
     assert "Authorization" not in server.requests[0].headers
 
 
-def test_server_down_is_a_service_error() -> None:
+def test_server_down_is_a_service_error(free_port: Callable[[], int]) -> None:
     config = LLMConfig(url=f"http://127.0.0.1:{free_port()}", model=MODEL, api_key=KEY)
     error = service_error(LLMClient(config))
     assert "cannot be reached" in str(error) and "refused" in str(error)
@@ -378,6 +370,6 @@ def test_extract_concepts_falls_back_to_nothing(server: ScriptedServer, reply: R
     assert extract_concepts("How are scholarships granted?", server.client()) == []
 
 
-def test_extract_concepts_with_the_server_down() -> None:
+def test_extract_concepts_with_the_server_down(free_port: Callable[[], int]) -> None:
     config = LLMConfig(url=f"http://127.0.0.1:{free_port()}", model=MODEL, api_key=KEY)
     assert extract_concepts("How are scholarships granted?", LLMClient(config)) == []
