@@ -5,7 +5,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_HOME := .excerpt-demo
 
-.PHONY: install demo test lint bench clean
+# Debian packages for the browser tests (headless Chromium). Installed by `make test` when it
+# runs as root with apt-get; elsewhere the browser tests are skipped, saying why.
+SYSTEM_PACKAGES := chromium chromium-driver fonts-liberation
+
+.PHONY: install system-deps demo test lint bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,12 +21,22 @@ $(STAMP): pyproject.toml Makefile
 
 install: $(STAMP)
 
+system-deps:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing $(SYSTEM_PACKAGES) (Debian packages, for the browser tests)"; \
+	  apt-get install -y -q --no-install-recommends $(SYSTEM_PACKAGES) >/dev/null \
+	  || { apt-get update -q >/dev/null && \
+	       apt-get install -y -q --no-install-recommends $(SYSTEM_PACKAGES) >/dev/null; }; \
+	else echo "note: /usr/bin/chromium is missing and cannot be installed here (needs root" \
+	  "and apt-get): the browser tests will be skipped"; fi
+
 demo: $(STAMP)
 	rm -rf $(DEMO_HOME)
 	$(VENV)/bin/excerpt --home $(DEMO_HOME) ingest examples/handbook --collection demo
 	$(VENV)/bin/excerpt --home $(DEMO_HOME) ask "How does excerpt keep a snapshot from being half written?" --collection demo
 
-test: $(STAMP)
+test: $(STAMP) system-deps
 	$(PY) -m pytest
 
 lint: $(STAMP)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,3 +45,30 @@ def _free_port() -> int:
 def free_port() -> Callable[[], int]:
     """``free_port()``: a loopback port nothing listens on now (servers run in the tests)."""
     return _free_port
+
+
+@contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=_free_port(),
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{server.config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def serving() -> Callable[[Any], AbstractContextManager[str]]:
+    """``with serving(app) as url``: the ASGI app under a real uvicorn on a free loopback port,
+    in a thread of this process (so a test can also look at the app's state)."""
+    return _serving

@@ -4,11 +4,11 @@ route built so far, one JSON error shape, limits."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +28,8 @@ SECRET = ("The merger with Northwind closes in March; the board approved the lun
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory,
-            free_port: Callable[[], int]) -> Iterator[tuple[str, dict[str, str],
-                                                                       Path]]:
-    import uvicorn
-
+            serving: Callable[[Any], AbstractContextManager[str]]
+            ) -> Iterator[tuple[str, dict[str, str], Path]]:
     root = tmp_path_factory.mktemp("service")
     (root / "public").mkdir()
     (root / "public" / "cafeteria.txt").write_text(PUBLIC, "utf-8")
@@ -51,19 +49,9 @@ def service(tmp_path_factory: pytest.TempPathFactory,
     assert CliRunner().invoke(cli, ["--home", str(home), "keys", "revoke", "eve"]).exit_code == 0
     text = (home / "keys.yaml").read_text("utf-8")
     assert all(key not in text for key in keys.values())  # only digests are stored
-    port = free_port()
     app = create_app(engine, KeyRing.load(home / "keys.yaml"), ingest_roots=[root / "public"])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(100):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", keys, root
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(app) as url:
+        yield url, keys, root
 
 
 def call(url: str, key: str | None = None, body: dict[str, Any] | None = None) -> tuple[int, Any]:

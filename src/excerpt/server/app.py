@@ -17,7 +17,7 @@ of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from excerpt.memory.backends import SQLiteBackend
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
 from excerpt.server.keys import Caller, KeyRing
+from excerpt.server.stream import StreamWork, ask_events
 from excerpt.types import SEARCH_MODES, Filters, SearchMode
 
 MAX_QUERY = 2000
@@ -122,6 +123,7 @@ def create_app(engine: Engine, keys: KeyRing,
     app = FastAPI(title="excerpt", version=version("excerpt"))
     # One store, the single writer of memory.db, serialising writes for every request thread.
     memory_store = MemoryStore(SQLiteBackend.at_home(engine.home))
+    app.state.streams = StreamWork()
 
     @app.exception_handler(ExcerptError)
     def excerpt_error(_: Request, exc: ExcerptError) -> JSONResponse:
@@ -205,7 +207,13 @@ def create_app(engine: Engine, keys: KeyRing,
         from fastapi.responses import StreamingResponse
 
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
-        return StreamingResponse(_ask_events(engine, body, principal),
+        options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
+
+        def run(on_stage: Any) -> Any:
+            return engine.ask(body.question, Filters(body.collection), principal, body.mode,
+                              options, body.rerank, explain=on_stage, record=body.explain)
+
+        return StreamingResponse(ask_events(run, body.explain, app.state.streams),
                                  media_type="text/event-stream")
 
     @app.post("/v1/graph")
@@ -272,34 +280,6 @@ def create_app(engine: Engine, keys: KeyRing,
         return engine.snapshots(collection)
 
     return app
-
-
-def _ask_events(engine: Engine, body: AskBody, principal: Any) -> Iterator[str]:
-    import json
-
-    stages: list[str] = []
-
-    def explain(event: Any) -> None:
-        stages.append(event.stage)
-
-    yield _sse("stage", {"stage": "started"})
-    try:
-        options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
-        result = engine.ask(body.question, Filters(body.collection), principal, body.mode,
-                            options, body.rerank, explain=explain, record=body.explain)
-    except ExcerptError as exc:
-        yield _sse("error", {"error": str(exc), "kind": exc.kind})
-        return
-    for stage in stages:
-        yield _sse("stage", {"stage": stage})
-    yield "event: answer\ndata: " + json.dumps(result.to_json(body.explain),
-                                               ensure_ascii=False) + "\n\n"
-
-
-def _sse(event: str, data: dict[str, Any]) -> str:
-    import json
-
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
 def _require(who: Caller, roles: tuple[str, ...]) -> None:

@@ -44,8 +44,8 @@ function showHits(result, query) {
     const snippet = document.createElement("div");
     highlight(snippet, hit.text.slice(0, 300), query.split(/\s+/));
     li.append(snippet);
-    if (hit.metadata && (hit.metadata.kind || hit.metadata.object_type)) {
-      const more = text("button", "dependencies");
+    if (hit.metadata && hit.metadata.code_language) {
+      const more = text("button", "dependencies", "deps");
       more.addEventListener("click", () => showGraph(hit.id));
       li.append(more);
     }
@@ -97,7 +97,27 @@ function showProvenance(result) {
 
 async function showGraph(id) {
   const result = await api("/v1/graph", { seeds: [id], collection: $("collection").value });
-  $("tree").replaceChildren(...result.nodes.map((n) => text("li", "  ".repeat(n.depth) + n.id)));
+  const depth = Object.fromEntries(result.nodes.map((n) => [n.id, n.depth]));
+  // Each node hangs under one neighbour a step nearer the seed, labelled with the edge.
+  const children = {};
+  const placed = new Set([id]);
+  result.edges.forEach((e) => {
+    const [parent, child] = depth[e.from_id] < depth[e.to_id] ? [e.from_id, e.to_id] : [e.to_id, e.from_id];
+    if (depth[child] !== depth[parent] + 1 || placed.has(child)) return;
+    placed.add(child);
+    (children[parent] = children[parent] || []).push({ id: child, relation: e.relation });
+  });
+  const branch = (nodeId, relation) => {
+    const li = text("li", (relation ? relation + " → " : "") + nodeId, "node");
+    li.dataset.id = nodeId;
+    if (children[nodeId]) {
+      const ul = document.createElement("ul");
+      children[nodeId].forEach((c) => ul.append(branch(c.id, c.relation)));
+      li.append(ul);
+    }
+    return li;
+  };
+  $("tree").replaceChildren(branch(id, ""));
   $("graph").hidden = false;
 }
 

@@ -1,0 +1,158 @@
+"""The web UI end to end in headless Chromium (Debian's package, driven by Playwright through
+``executable_path``): a question typed gets a cited answer whose [n] citations focus their
+quotes, search shows highlighted matches and security labels per key, code hits open their
+dependency tree, and screenshots are taken and checked."""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from excerpt.cli.main import cli
+from excerpt.engine import Engine
+from excerpt.server.app import create_app
+from excerpt.server.keys import KeyRing
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="Debian's chromium is not installed (`make test` installs it when run as root; "
+           "otherwise: apt-get install chromium)")
+sync_api = pytest.importorskip("playwright.sync_api")
+
+# Flags for a closed network: no background connections, no component updates, no sync.
+CHROMIUM_ARGS = ["--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+PUBLIC = "The cafeteria serves lunch from noon until two in the afternoon on weekdays."
+SECRET = "The board approved the lunch budget cut for the cafeteria as part of the merger."
+
+
+@pytest.fixture(scope="module")
+def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory,
+         serving: Callable[[Any], AbstractContextManager[str]]
+         ) -> Iterator[tuple[str, dict[str, str]]]:
+    root = tmp_path_factory.mktemp("web-ui")
+    home = root / "home"
+    engine = Engine(home)
+    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
+                  embedder="none")
+    engine.ingest(shared_data("fake_enterprise", "Release_FAKE_ENTERPRISE_1.0.zip"),
+                  collection="code", embedder="none")
+    for name, text, tags in (("public", PUBLIC, []), ("secret", SECRET, ["board"])):
+        (root / f"{name}.txt").write_text(text, "utf-8")
+        engine.ingest(root / f"{name}.txt", collection="notes", embedder="none", source=name,
+                      acl_tags=tags)
+    keys = {}
+    for args in (["ana"], ["ben", "--acl-tag", "board"]):
+        out = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", *args, "--json"])
+        assert out.exit_code == 0, out.output
+        keys[args[0]] = json.loads(out.output)["key"]
+    with serving(create_app(engine, KeyRing.load(home / "keys.yaml"))) as url:
+        yield url, keys
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield opened
+    context.close()
+    assert not errors, errors  # no uncaught JavaScript error in any test
+
+
+def submit(page: Any, url: str, key: str, query: str, collection: str, button: str) -> None:
+    page.goto(url + "/")
+    page.fill("#key", key)
+    page.dispatch_event("#key", "change")
+    page.fill("#collection", collection)
+    page.select_option("#mode", "bm25")
+    page.fill("#query", query)
+    page.click(button)
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_a_question_gets_a_cited_answer_and_citations_focus_their_quotes(
+        site: tuple[str, dict[str, str]], page: Any, tmp_path: Path) -> None:
+    url, keys = site
+    submit(page, url, keys["ana"], "What does Lord Henry say about youth and beauty?", "books",
+           "#ask-button")
+    page.wait_for_selector("#answer:not([hidden])", timeout=30_000)
+    answer = page.inner_text("#answer-text")
+    cites = page.locator("#answer-text .cite")
+    assert cites.count() >= 1 and "[1]" in answer
+    quotes = page.locator("#quotes .quote")
+    assert quotes.count() >= 1 and "pg174" in page.inner_text("#quotes")
+    n = cites.nth(cites.count() - 1).get_attribute("data-n")
+    cites.nth(cites.count() - 1).click()
+    focused = page.locator(".quote.active")
+    assert focused.count() == 1 and focused.get_attribute("id") == f"quote-{n}"
+    stages = page.locator("#stages li").all_inner_texts()
+    assert stages[:3] == ["question", "grounding", "exploration"] and stages[-1] == "synthesis"
+    assert page.locator("#passages tbody tr").count() >= 1
+    shot = page.locator("#answer").screenshot(path=str(tmp_path / "answer.png"))
+    box = page.locator("#answer").bounding_box()
+    width, height = png_size(shot)
+    assert abs(width - box["width"]) < 2 and abs(height - box["height"]) < 2
+    assert height > 100  # an answer and its quotes, not an empty panel
+
+
+def test_search_highlights_matches_and_shows_only_what_the_key_may_see(
+        site: tuple[str, dict[str, str]], page: Any) -> None:
+    url, keys = site
+    submit(page, url, keys["ana"], "lunch budget", "notes", "#search-button")
+    page.wait_for_selector("#hits:not([hidden])")
+    assert page.locator("#hit-list > li").count() == 1
+    assert "merger" not in page.inner_text("#hits")
+    assert page.locator("#hit-list mark").first.inner_text().lower() == "lunch"
+    submit(page, url, keys["ben"], "lunch budget", "notes", "#search-button")
+    page.wait_for_selector("#hits:not([hidden])")
+    assert page.locator("#hit-list > li").count() == 2
+    assert page.locator("#hit-list .label").all_inner_texts() == ["acl:board"]
+    full = page.screenshot(full_page=True)
+    assert png_size(full)[0] == 1100
+
+
+def test_a_code_hit_opens_its_dependency_tree(site: tuple[str, dict[str, str]],
+                                              page: Any) -> None:
+    url, keys = site
+    submit(page, url, keys["ana"], "SearchByTracking shipments", "code", "#search-button")
+    page.wait_for_selector("#hits:not([hidden])")
+    first = page.locator("#hit-list > li").first
+    assert "SearchByTracking" in first.inner_text()
+    first.locator("button.deps").click()
+    page.wait_for_selector("#graph:not([hidden])")
+    root = page.locator("#tree > li.node")
+    assert root.get_attribute("data-id") == "C0025"
+    child = root.locator("ul > li.node").first
+    assert child.get_attribute("data-id") == "C0026"
+    assert child.inner_text().startswith("Calls → C0026")
+
+
+def test_a_wrong_key_is_told_so(site: tuple[str, dict[str, str]], page: Any) -> None:
+    url, _ = site
+    submit(page, url, "exk_not_a_key", "lunch", "notes", "#search-button")
+    page.wait_for_function("document.getElementById('status').textContent.includes('API key')")
+    assert page.locator("#hits").is_hidden()
