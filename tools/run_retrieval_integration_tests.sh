@@ -3,9 +3,13 @@
 #   1. an isolated store in a temporary folder,
 #   2. import every release bundle (INTEGRATION_BUNDLE_GLOB, default: the two fake releases),
 #   3. create the snapshot set Fake_snapshot,
-#   4. run the seed 004 acceptance suite against that store,
-#   5. leave traces and logs in log/integration/retrieval (INTEGRATION_LOG_DIR),
-#   6. remove the store, also when a step fails.
+#   4. start `excerpt serve` on that store on a free loopback port (keys file in the store's
+#      folder; the HTTP tests add their own keys to it),
+#   5. run the seed 004 acceptance suite: in process against the store, and over HTTP against
+#      the server (tests/acceptance/test_seed_004_http.py, via EXCERPT_SERVICE_URL),
+#   6. leave traces and logs in log/integration/retrieval (INTEGRATION_LOG_DIR), the server's
+#      output in serve.log there,
+#   7. stop the server and remove the store, also when a step fails.
 # Exit status: the suite's.
 set -euo pipefail
 
@@ -20,7 +24,11 @@ if [[ ! -x "$BIN/excerpt" ]]; then
     exit 1
 fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/excerpt-integration.XXXXXX")"
-cleanup() { rm -rf "$WORK"; }
+SERVER=""
+cleanup() {
+    if [[ -n "$SERVER" ]]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; fi
+    rm -rf "$WORK"
+}
 trap cleanup EXIT INT TERM
 
 rm -rf "$LOG"
@@ -45,8 +53,26 @@ for bundle in "${bundles[@]}"; do
 done
 "$BIN/excerpt" --home "$HOME_DIR" snapshot-set Fake_snapshot "${ids[@]}" --collection code
 
+KEYS="$WORK/keys.yaml"
+"$BIN/excerpt" keys add runner --role admin --keys "$KEYS" > /dev/null  # serve wants one key
+PORT="$("$BIN/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+"$BIN/excerpt" --home "$HOME_DIR" --log-dir "$LOG" serve --port "$PORT" --keys "$KEYS" \
+    > "$LOG/serve.log" 2>&1 &
+SERVER=$!
+URL="http://127.0.0.1:$PORT"
+for _ in $(seq 300); do
+    if "$BIN/python" -c "import urllib.request as u; u.urlopen('$URL/-/health', timeout=1)" \
+        2>/dev/null; then break; fi
+    if ! kill -0 "$SERVER" 2>/dev/null; then
+        echo "excerpt serve exited:" >&2; cat "$LOG/serve.log" >&2; exit 1
+    fi
+    sleep 0.2
+done
+echo "service: $URL (pid $SERVER)"
+
 cd "$ROOT"
 EXCERPT_FAKE_HOME="$HOME_DIR" EXCERPT_LOG_DIR="$LOG" \
+    EXCERPT_SERVICE_URL="$URL" EXCERPT_SERVICE_KEYS="$KEYS" \
     "$BIN/python" -m pytest -q tests/acceptance/test_seed_004_*.py -p no:cacheprovider \
     --junitxml "$LOG/junit.xml" "$@" 2>&1 | tee "$LOG/pytest.log"
 status="${PIPESTATUS[0]}"

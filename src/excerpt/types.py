@@ -6,7 +6,8 @@ Ids are stable strings that come from the source (``pg174:ch01:0003``, ``C0005``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -139,3 +140,18 @@ class IngestIssue:
         if self.line is not None:
             out["line"] = self.line
         return out
+
+
+def parse_where(pairs: Iterable[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` metadata filters (VALUE parsed as JSON when it can be, else a string);
+    :class:`ValueError` naming the first pair that is not ``KEY=VALUE``."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{pair!r} is not KEY=VALUE")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out

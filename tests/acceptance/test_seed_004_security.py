@@ -41,10 +41,8 @@ def allowed(principal: Principal) -> set[str]:
             if (not acl or set(acl) & principal.acl_tags) and set(cls) <= principal.clearances}
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("security")
-    bundle = root / "bundle"
+def write_bundle(bundle: Path) -> Path:
+    """The matrices' bundle in folder form at ``bundle``: one chunk per row of TABLE."""
     (bundle / "regular_code_bundle").mkdir(parents=True)
     (bundle / "repo_meta.json").write_text(json.dumps({"Repo": "Sec", "SnapshotId": "sec-1"}))
     chunks = [{"Id": i, "File": f"src/{i}.cs", "Class": i.title().replace("_", ""),
@@ -55,7 +53,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (bundle / "regular_code_bundle" / "chunks.json").write_text(json.dumps(chunks))
     deps = {"ROOT": [i for i in TABLE if i != "ROOT"]}
     (bundle / "regular_code_bundle" / "dependencies.json").write_text(json.dumps(deps))
-    Engine(root / "home").ingest(bundle, collection="sec", embedder="minilm")
+    return bundle
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("security")
+    Engine(root / "home").ingest(write_bundle(root / "bundle"), collection="sec",
+                                 embedder="minilm")
     return root / "home"
 
 

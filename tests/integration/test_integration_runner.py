@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import zipfile
 from collections.abc import Callable
@@ -29,9 +30,15 @@ def test_runner_imports_runs_logs_and_cleans_up(shared_data: Callable[..., Path]
                "-k", "retrieval_case or test_b1 or test_b2")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "set Fake_snapshot: fdb0d25c05c0b1647d4954a0f1850aff13570970, " in done.stdout
-    assert "17 passed" in done.stdout
+    # 17 in process, and the 15 retrieval cases again over HTTP against the runner's server
+    assert "32 passed" in done.stdout
+    assert 'name="test_http_retrieval_case[3.5]"' in (logs / "junit.xml").read_text()
+    pid = int(re.search(r"service: http://127\.0\.0\.1:\d+ \(pid (\d+)\)", done.stdout)[1])
+    assert not Path(f"/proc/{pid}").exists()  # the server was stopped
+    assert (logs / "serve.log").read_text().startswith("excerpt on http://127.0.0.1:")
     assert (logs / "pipeline_traces" / "latest.json").is_file()
-    assert (logs / "test_results_latest.log").read_text().count("Question:") == 15
+    # each retrieval case's question logged twice: by the in-process engine and by the server
+    assert (logs / "test_results_latest.log").read_text().count("Question:") == 30
     assert leftovers(tmp_path) == []
 
 

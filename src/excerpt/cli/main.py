@@ -23,7 +23,7 @@ from excerpt.engine import EMBEDDERS, Engine
 from excerpt.errors import ExcerptError
 from excerpt.ingest import FORMATS
 from excerpt.settings import Settings, load_settings
-from excerpt.types import SEARCH_MODES, Filters, Principal
+from excerpt.types import SEARCH_MODES, Filters, Principal, parse_where
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -246,16 +246,10 @@ def snapshot_set(ctx: click.Context, name: str, snapshot_ids: tuple[str, ...],
 
 
 def parse_metadata(pairs: tuple[str, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--where")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
-    return out
+    try:
+        return parse_where(pairs)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--where") from None
 
 
 @cli.command()

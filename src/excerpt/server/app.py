@@ -37,7 +37,7 @@ from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
 from excerpt.server.keys import Caller, KeyRing
 from excerpt.server.stream import StreamWork, ask_events
-from excerpt.types import SEARCH_MODES, Filters, SearchMode
+from excerpt.types import SEARCH_MODES, Filters, SearchMode, parse_where
 
 MAX_QUERY = 2000
 MAX_K = 100
@@ -54,6 +54,9 @@ class AskBody(BaseModel):
 
     question: str = Field(..., min_length=1, max_length=MAX_QUERY)
     collection: str = "default"
+    snapshot: str | None = None
+    snapshot_set: str | None = None
+    where: list[str] = Field(default_factory=list, max_length=MAX_K)
     mode: SearchMode = "hybrid"
     doc_limit: int = Field(10, ge=1, le=MAX_K)
     fetch_limit: int | None = Field(None, ge=1, le=3 * MAX_K)
@@ -73,8 +76,9 @@ class GraphBody(BaseModel):
     collection: str = "default"
     snapshot: str | None = None
     snapshot_set: str | None = None
-    max_depth: int = Field(2, ge=0, le=10)
-    max_nodes: int = Field(120, ge=1, le=10_000)
+    max_depth: int | None = Field(None, ge=0, le=10)  # None: the server's settings
+    max_nodes: int | None = Field(None, ge=1, le=10_000)
+    allow: list[str] | None = Field(None, max_length=100)
     seed_only: bool = False
     acl_tag: list[str] | None = None
     clearance: list[str] | None = None
@@ -140,7 +144,8 @@ def create_app(engine: Engine, keys: KeyRing,
     def forbidden(_: Request, exc: PermissionError) -> JSONResponse:
         return JSONResponse({"error": str(exc), "kind": "forbidden"}, status_code=403)
 
-    def caller(authorization: str | None = Header(None)) -> Caller:
+    async def caller(authorization: str | None = Header(None)) -> Caller:
+        # async: no thread hop for a stat and a digest on every request
         token = authorization.removeprefix("Bearer ").strip() if authorization else None
         keys.refresh()  # a key revoked in the file is refused from the next request on
         found = keys.authenticate(token)
@@ -174,31 +179,36 @@ def create_app(engine: Engine, keys: KeyRing,
     def search(q: str = Query(..., min_length=1, max_length=MAX_QUERY),
                collection: str = "default", mode: str = "hybrid",
                k: int | None = Query(None, ge=1, le=MAX_K),
+               snapshot: str | None = None, snapshot_set: str | None = None,
+               where: list[str] = Query([]),  # noqa: B008
+               rerank: str | None = None,
                acl_tag: list[str] | None = Query(None),  # noqa: B008
                clearance: list[str] | None = Query(None),  # noqa: B008
                all_access: bool = False,
-               who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+               who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
+        """`excerpt search`: the same options (``where`` as KEY=VALUE, repeatable)."""
         if mode not in SEARCH_MODES:
             raise InputError(f"unknown mode {mode!r}; choose one of {SEARCH_MODES}")
         principal = who.narrowed(acl_tag, clearance, all_access)
-        result = engine.search(q, Filters(collection), principal, mode, k)
-        return result.to_json()
+        filters = Filters(collection, snapshot, snapshot_set, _where(where))
+        result = engine.search(q, filters, principal, mode, k, reranker=rerank)
+        return JSONResponse(result.to_json())
 
     @app.post("/v1/ask")
-    def ask(body: AskBody, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    def ask(body: AskBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
 
         def run(question: str) -> Any:
-            return engine.ask(question, Filters(body.collection), principal, body.mode,
+            return engine.ask(question, _filters(body), principal, body.mode,
                               options, body.rerank, record=body.explain)
 
         if body.conversation is None:
-            return run(body.question).to_json(body.explain)  # type: ignore[no-any-return]
+            return JSONResponse(run(body.question).to_json(body.explain))
         result, resolution, turn = ask_in_conversation(
             memory_store, f"{who.name}/{body.conversation}", body.question, run)
-        return {**result.to_json(body.explain),
-                **conversation_json(body.conversation, resolution, turn)}
+        return JSONResponse({**result.to_json(body.explain),
+                             **conversation_json(body.conversation, resolution, turn)})
 
     @app.post("/v1/ask/stream")
     def ask_stream(body: AskBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
@@ -210,28 +220,31 @@ def create_app(engine: Engine, keys: KeyRing,
         options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
 
         def run(on_stage: Any) -> Any:
-            return engine.ask(body.question, Filters(body.collection), principal, body.mode,
+            return engine.ask(body.question, _filters(body), principal, body.mode,
                               options, body.rerank, explain=on_stage, record=body.explain)
 
         return StreamingResponse(ask_events(run, body.explain, app.state.streams),
                                  media_type="text/event-stream")
 
     @app.post("/v1/graph")
-    def graph(body: GraphBody, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    def graph(body: GraphBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         from excerpt.graph.expand import GraphLimits
 
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
-        allow = engine.settings.graph_edge_allowlist
-        limits = GraphLimits(body.max_depth, body.max_nodes, tuple(allow), body.seed_only)
+        s = engine.settings
+        limits = GraphLimits(s.graph_max_depth if body.max_depth is None else body.max_depth,
+                             s.graph_max_nodes if body.max_nodes is None else body.max_nodes,
+                             tuple(body.allow or s.graph_edge_allowlist), body.seed_only)
         filters = Filters(body.collection, body.snapshot, body.snapshot_set)
-        return engine.graph(body.seeds, filters, principal, limits).to_json()
+        return JSONResponse(engine.graph(body.seeds, filters, principal, limits).to_json())
 
     @app.post("/v1/context")
-    def context(body: ContextBody, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    def context(body: ContextBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         filters = Filters(body.collection, body.snapshot, body.snapshot_set)
-        return engine.context(body.seeds, body.graph, filters, principal, body.budget_tokens,
-                              body.max_chars, body.prioritization).to_json()
+        return JSONResponse(engine.context(body.seeds, body.graph, filters, principal,
+                                           body.budget_tokens, body.max_chars,
+                                           body.prioritization).to_json())
 
     @app.post("/v1/memory/{conversation}/query")
     def memory(conversation: str, body: MemoryBody,
@@ -280,6 +293,17 @@ def create_app(engine: Engine, keys: KeyRing,
         return engine.snapshots(collection)
 
     return app
+
+
+def _where(pairs: Sequence[str]) -> dict[str, Any]:
+    try:
+        return parse_where(pairs)
+    except ValueError as exc:
+        raise InputError(f"where: {exc}") from None
+
+
+def _filters(body: AskBody) -> Filters:
+    return Filters(body.collection, body.snapshot, body.snapshot_set, _where(body.where))
 
 
 def _require(who: Caller, roles: tuple[str, ...]) -> None:
