@@ -19,6 +19,7 @@ from excerpt.cli.main import cli
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
 from excerpt.server.keys import KeyRing
+from excerpt.settings import Settings
 
 PUBLIC = ("The cafeteria serves lunch from noon until two in the afternoon on weekdays. "
           "Visitors may buy a lunch ticket at the front desk of the main building.")
@@ -36,7 +37,7 @@ def service(tmp_path_factory: pytest.TempPathFactory,
     (root / "secret").mkdir()
     (root / "secret" / "merger.txt").write_text(SECRET, "utf-8")
     home = root / "home"
-    engine = Engine(home)
+    engine = Engine(home, Settings(log_dir=str(root / "logs")))  # traces of every request
     engine.ingest(root / "public", collection="c", embedder="none", source="public")
     engine.ingest(root / "secret", collection="c", embedder="none", source="secret",
                   acl_tags=["board"], classification_labels=["secret"])
@@ -254,3 +255,33 @@ def test_ask_in_a_conversation_over_http(service: tuple[str, dict[str, str], Pat
     assert [u["speaker"] for u in turns["utterances"]] == ["user", "assistant"] * 2
     _, other = call(f"{url}/v1/memory/meals/query", keys["bob"], {"intent": "read"})
     assert other == {"utterances": []}  # another key's conversation of the same name
+
+
+def traces_since(root: Path, seen: set[Path]) -> list[str]:
+    files = set((root / "logs" / "pipeline_traces").glob("*-*.json")) - seen
+    seen |= files
+    return [f.read_text("utf-8") for f in sorted(files)]
+
+
+def test_traces_of_a_request_hold_only_what_its_key_may_see(
+        service: tuple[str, dict[str, str], Path]) -> None:
+    url, keys, root = service
+    seen: set[Path] = set()
+    traces_since(root, seen)
+    requests = [("/v1/search?q=lunch+budget+merger&collection=c&mode=bm25", None),
+                ("/v1/graph", {"seeds": ["merger.txt:0000", "cafeteria.txt:0000"],
+                               "collection": "c"}),
+                ("/v1/context", {"seeds": ["merger.txt:0000", "cafeteria.txt:0000"],
+                                 "collection": "c"})]
+    for path, body in requests:
+        assert call(url + path, keys["alice"], body)[0] == 200
+    alice = traces_since(root, seen)
+    assert len(alice) == 3  # one trace per request: search, graph, context
+    assert not any("Northwind" in t for t in alice)
+    assert "merger.txt" not in alice[0]  # named in the others only as alice's own seeds
+    skipped = json.loads(alice[2])["stages"][1]["state_after"]["skipped"]
+    assert skipped == [{"id": "merger.txt:0000", "reason": "not found"}]  # as if unknown
+    for path, body in requests:
+        assert call(url + path, keys["bob"], body)[0] == 200
+    bob = traces_since(root, seen)
+    assert "merger.txt:0000" in bob[0]  # bob's search trace does show it
