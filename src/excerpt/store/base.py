@@ -91,6 +91,24 @@ class SnapshotPayload:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def set_members(store: Store, collection: str, name: str,
+                snapshot_ids: Sequence[str]) -> list[str]:
+    """The members a new set ``name`` may have: ``snapshot_ids`` once each, in order, every one
+    an existing snapshot of ``collection`` (InputError / NotFoundError otherwise)."""
+    from excerpt.errors import InputError
+
+    if not name.strip():
+        raise InputError("a snapshot set needs a non-empty name")
+    if not snapshot_ids:
+        raise InputError("a snapshot set needs at least one snapshot id")
+    for sid in snapshot_ids:
+        info = store.snapshot(sid)
+        if info.collection != collection:
+            raise InputError(f"snapshot {sid!r} belongs to collection {info.collection!r}, "
+                             f"not {collection!r}")
+    return list(dict.fromkeys(snapshot_ids))
+
+
 class VectorStoreCache(Protocol):
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]: ...
 

@@ -24,7 +24,7 @@ import numpy.typing as npt
 import psutil
 
 from excerpt.errors import InputError, NotFoundError, StoreError
-from excerpt.store.base import RunInfo, SnapshotInfo, SnapshotPayload
+from excerpt.store.base import RunInfo, SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
 from excerpt.types import Edge, IngestIssue, Node
@@ -279,17 +279,7 @@ class SQLiteStore:
         )
 
     def create_set(self, collection: str, name: str, snapshot_ids: Sequence[str]) -> None:
-        if not name.strip():
-            raise InputError("a snapshot set needs a non-empty name")
-        if not snapshot_ids:
-            raise InputError("a snapshot set needs at least one snapshot id")
-        for sid in snapshot_ids:
-            info = self.snapshot(sid)
-            if info.collection != collection:
-                raise InputError(
-                    f"snapshot {sid!r} belongs to collection {info.collection!r}, "
-                    f"not {collection!r}"
-                )
+        members = set_members(self, collection, name, snapshot_ids)
         with self._transaction() as conn:
             conn.execute(
                 "DELETE FROM snapshot_set_members WHERE collection=? AND set_name=?",
@@ -300,7 +290,7 @@ class SQLiteStore:
             )
             conn.executemany(
                 "INSERT INTO snapshot_set_members VALUES (?, ?, ?, ?)",
-                [(collection, name, i, sid) for i, sid in enumerate(dict.fromkeys(snapshot_ids))],
+                [(collection, name, i, sid) for i, sid in enumerate(members)],
             )
 
     def snapshot_set(self, collection: str, name: str) -> list[str]:

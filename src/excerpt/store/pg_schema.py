@@ -1,0 +1,148 @@
+"""PostgreSQL schema as named migrations, applied in order and recorded in `migrations`.
+
+The tables mirror the embedded store's (store/schema.py) one to one; what a segment file holds
+there is rows here: ``postings`` (term frequencies per node, for BM25 scored in SQL), the
+nodes' ``doc_len`` and ``embedding`` (pgvector), and security fields as arrays
+(``acl_tags && caller_tags``, ``labels <@ clearances``) so filters are SQL predicates applied
+before ranking. Metadata is ``json``, not ``jsonb``: it keeps the key order the loader gave, so
+both backends print the same JSON. A migration runs in one transaction under an advisory lock,
+so two processes migrating at once apply each migration once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MIGRATION_LOCK = 7_316_001  # pg_advisory_xact_lock key: one migrator at a time
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "001_initial",
+        """
+        CREATE EXTENSION IF NOT EXISTS vector;
+        CREATE TABLE collections (
+            name text PRIMARY KEY,
+            created_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE import_runs (
+            id bigserial PRIMARY KEY,
+            collection text NOT NULL,
+            source text NOT NULL,
+            format text NOT NULL,
+            status text NOT NULL
+                CHECK (status IN ('running', 'completed', 'failed', 'abandoned')),
+            started_at timestamptz NOT NULL DEFAULT now(),
+            finished_at timestamptz,
+            seconds double precision,
+            documents integer NOT NULL DEFAULT 0,
+            nodes integer NOT NULL DEFAULT 0,
+            edges integer NOT NULL DEFAULT 0,
+            errors jsonb NOT NULL DEFAULT '[]',
+            message text,
+            snapshot_id text
+        );
+        CREATE TABLE snapshots (
+            id text PRIMARY KEY,
+            collection text NOT NULL REFERENCES collections(name),
+            source text NOT NULL,
+            run_id bigint NOT NULL REFERENCES import_runs(id),
+            name text,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            status text NOT NULL DEFAULT 'completed',
+            documents integer NOT NULL,
+            nodes integer NOT NULL,
+            edges integer NOT NULL,
+            embed_model text,
+            meta jsonb NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX snapshots_by_source ON snapshots(collection, source, run_id);
+        CREATE TABLE snapshot_sets (
+            collection text NOT NULL,
+            name text NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (collection, name)
+        );
+        CREATE TABLE snapshot_set_members (
+            collection text NOT NULL,
+            set_name text NOT NULL,
+            position integer NOT NULL,
+            snapshot_id text NOT NULL REFERENCES snapshots(id),
+            PRIMARY KEY (collection, set_name, position),
+            FOREIGN KEY (collection, set_name) REFERENCES snapshot_sets(collection, name)
+        );
+        CREATE TABLE documents (
+            snapshot_id text NOT NULL REFERENCES snapshots(id),
+            id text NOT NULL,
+            title text NOT NULL,
+            source text NOT NULL,
+            metadata json NOT NULL,
+            PRIMARY KEY (snapshot_id, id)
+        );
+        CREATE TABLE nodes (
+            snapshot_id text NOT NULL REFERENCES snapshots(id),
+            ordinal integer NOT NULL,
+            id text NOT NULL,
+            document_id text NOT NULL,
+            text text NOT NULL,
+            title text NOT NULL,
+            source text NOT NULL,
+            start integer NOT NULL,
+            "end" integer NOT NULL,
+            acl_tags text[] NOT NULL,
+            labels text[] NOT NULL,
+            metadata json NOT NULL,
+            doc_len real NOT NULL,
+            embedding vector,
+            PRIMARY KEY (snapshot_id, ordinal),
+            UNIQUE (snapshot_id, id)
+        );
+        CREATE TABLE postings (
+            snapshot_id text NOT NULL REFERENCES snapshots(id),
+            term text NOT NULL,
+            ordinal integer NOT NULL,
+            tf real NOT NULL,
+            PRIMARY KEY (snapshot_id, term, ordinal)
+        );
+        CREATE TABLE edges (
+            snapshot_id text NOT NULL REFERENCES snapshots(id),
+            position integer NOT NULL,
+            from_id text NOT NULL,
+            relation text NOT NULL,
+            to_id text NOT NULL,
+            metadata json NOT NULL,
+            PRIMARY KEY (snapshot_id, position)
+        );
+        CREATE INDEX edges_by_from ON edges(snapshot_id, from_id);
+        CREATE TABLE vector_cache (
+            model text NOT NULL,
+            hash text NOT NULL,
+            vector bytea NOT NULL,
+            PRIMARY KEY (model, hash)
+        );
+        """,
+    ),
+]
+
+
+def applied(conn: Any) -> list[str]:
+    """Names of the migrations applied to the database of ``conn`` (none: an empty list)."""
+    exists = conn.execute("SELECT to_regclass('migrations')").fetchone()[0]
+    if exists is None:
+        return []
+    return [r[0] for r in conn.execute("SELECT name FROM migrations ORDER BY name")]
+
+
+def migrate(conn: Any) -> list[str]:
+    """Apply the missing migrations, each in its own transaction; the names applied now."""
+    done: list[str] = []
+    for name, sql in MIGRATIONS:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            conn.execute("CREATE TABLE IF NOT EXISTS migrations "
+                         "(name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+            if conn.execute("SELECT 1 FROM migrations WHERE name = %s", (name,)).fetchone():
+                continue
+            conn.execute(sql)
+            conn.execute("INSERT INTO migrations(name) VALUES (%s)", (name,))
+            done.append(name)
+    return done

@@ -1,0 +1,353 @@
+"""The PostgreSQL + pgvector backend of the store protocol (store/base.py), for when one
+machine's embedded store is not enough.
+
+    store = PostgresStore("postgresql://user@host:5432/excerpt", scratch=Path(".excerpt"))
+
+Connections come from a pool (psycopg_pool). An import run builds its segment arrays in a local
+scratch folder, as the embedded store does, and ``publish`` copies everything (snapshot, nodes
+with security arrays, lengths and embeddings, postings, edges, the run's completion) in one
+transaction: nothing partial is ever visible. A running import holds a session advisory lock
+on its run id; a run left ``running`` whose lock is free belongs to a dead process and is
+marked ``abandoned`` when a store is next opened, as the embedded store does with pids.
+Errors are excerpt's: an unreachable server or a missing pgvector is a StoreError saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from excerpt.errors import DependencyError, InputError, NotFoundError, StoreError
+from excerpt.store.base import RunInfo, SnapshotInfo, SnapshotPayload, set_members
+from excerpt.store.segment import Segment
+from excerpt.types import Edge, IngestIssue, Node
+
+RUN_LOCK = 7_316_002  # first key of the advisory lock an import run holds: (RUN_LOCK, run_id)
+_SNAPSHOT_COLUMNS = ("id, collection, source, run_id, to_char(created_at AT TIME ZONE 'UTC', "
+                     "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+00:00\"'), status, documents, nodes, edges, "
+                     "name, embed_model")
+_NODE_COLUMNS = 'id, document_id, text, title, source, start, "end", acl_tags, labels, metadata'
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        raise DependencyError("the PostgreSQL store needs psycopg: pip install "
+                              "'psycopg[binary]==3.3.9' psycopg-pool==3.3.3") from None
+    return psycopg, psycopg_pool
+
+
+class PostgresStore:
+    """The store protocol on PostgreSQL; ``scratch`` is a local folder for runs being built."""
+
+    def __init__(self, url: str, scratch: Path, max_connections: int = 10) -> None:
+        psycopg, pool = _psycopg()
+        self.url, self.scratch = url, scratch
+        self._errors = psycopg.Error
+        try:  # one plain connection first: a refused or unknown server fails fast and clearly
+            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                self._check_pgvector(conn)
+                from excerpt.store.pg_schema import migrate
+
+                migrate(conn)
+        except psycopg.Error as exc:
+            reason = " ".join(str(exc).split())
+            raise StoreError(f"cannot reach PostgreSQL at {_safe(url)}: {reason} (is the server "
+                             "running? `excerpt pg start --dir DIR` starts a local one)") from None
+        self._pool = pool.ConnectionPool(url, min_size=1, max_size=max_connections,
+                                         kwargs={"autocommit": True}, open=True, timeout=30)
+        self._run_locks: dict[int, Any] = {}
+        self.recover()
+
+    # -- connections ----------------------------------------------------------------------------
+
+    @contextmanager
+    def _conn(self) -> Iterator[Any]:
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except self._errors as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+
+    def _check_pgvector(self, conn: Any) -> None:
+        if conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+                        ).fetchone() is None:
+            raise StoreError(f"the server at {_safe(self.url)} has no pgvector extension: "
+                             "install pgvector 0.8 there (CREATE EXTENSION vector)")
+
+    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._conn() as conn:
+            return list(conn.execute(sql, args).fetchall())
+
+    # -- import runs ----------------------------------------------------------------------------
+
+    def recover(self) -> None:
+        """Mark runs whose importing process is gone (its advisory lock is free) abandoned."""
+        with self._conn() as conn:
+            for (run_id,) in conn.execute(
+                    "SELECT id FROM import_runs WHERE status = 'running'").fetchall():
+                if run_id in self._run_locks:
+                    continue
+                if conn.execute("SELECT pg_try_advisory_lock(%s, %s)",
+                                (RUN_LOCK, run_id)).fetchone()[0]:
+                    conn.execute("UPDATE import_runs SET status = 'abandoned', finished_at = "
+                                 "now(), message = %s WHERE id = %s AND status = 'running'",
+                                 ("the importing process died before the run completed",
+                                  run_id))
+                    conn.execute("SELECT pg_advisory_unlock(%s, %s)", (RUN_LOCK, run_id))
+
+    def begin_run(self, collection: str, source: str, fmt: str) -> int:
+        psycopg, _ = _psycopg()
+        with self._conn() as conn, conn.transaction():
+            conn.execute("INSERT INTO collections(name) VALUES (%s) ON CONFLICT DO NOTHING",
+                         (collection,))
+            run_id = int(conn.execute(
+                "INSERT INTO import_runs(collection, source, format, status) "
+                "VALUES (%s, %s, %s, 'running') RETURNING id", (collection, source, fmt)
+            ).fetchone()[0])
+        lock = psycopg.connect(self.url, autocommit=True)  # held for the run's lifetime
+        lock.execute("SELECT pg_advisory_lock(%s, %s)", (RUN_LOCK, run_id))
+        self._run_locks[run_id] = lock
+        return run_id
+
+    def _end_run(self, run_id: int) -> None:
+        lock = self._run_locks.pop(run_id, None)
+        if lock is not None:
+            lock.close()  # the session lock goes with the session
+        shutil.rmtree(self.staging_dir(run_id), ignore_errors=True)
+
+    def staging_dir(self, run_id: int) -> Path:
+        return self.scratch / "pg-staging" / f"run-{run_id}"
+
+    def publish(self, run_id: int, payload: SnapshotPayload, seconds: float) -> SnapshotInfo:
+        """Make the run's snapshot visible: all of it in one transaction, or none of it."""
+        snapshot_id = payload.snapshot_id or f"{payload.collection}-r{run_id}"
+        segment = Segment(payload.segment_dir, snapshot_id)
+        try:
+            with self._conn() as conn, conn.transaction():
+                if conn.execute("SELECT 1 FROM snapshots WHERE id = %s",
+                                (snapshot_id,)).fetchone():
+                    raise InputError(f"snapshot {snapshot_id!r} already exists")
+                conn.execute(
+                    "INSERT INTO snapshots(id, collection, source, run_id, name, documents, "
+                    "nodes, edges, embed_model, meta) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+                    "%s, %s)",
+                    (snapshot_id, payload.collection, payload.source, run_id, payload.name,
+                     len(payload.documents), len(payload.nodes), len(payload.edges),
+                     payload.embed_model, json.dumps(segment.meta)))
+                _copy_content(conn, snapshot_id, payload, segment)
+                conn.execute(
+                    "UPDATE import_runs SET status = 'completed', finished_at = now(), "
+                    "seconds = %s, documents = %s, nodes = %s, edges = %s, errors = %s, "
+                    "snapshot_id = %s WHERE id = %s",
+                    (seconds, len(payload.documents), len(payload.nodes), len(payload.edges),
+                     json.dumps([e.to_json() for e in payload.errors]), snapshot_id, run_id))
+        finally:
+            self._end_run(run_id)
+        return self.snapshot(snapshot_id)
+
+    def fail_run(self, run_id: int, message: str, errors: Sequence[IngestIssue],
+                 seconds: float) -> None:
+        try:
+            with self._conn() as conn:
+                conn.execute(
+                    "UPDATE import_runs SET status = 'failed', finished_at = now(), seconds = %s,"
+                    " message = %s, errors = %s WHERE id = %s",
+                    (seconds, message, json.dumps([e.to_json() for e in errors]), run_id))
+        finally:
+            self._end_run(run_id)
+
+    def run(self, run_id: int) -> RunInfo:
+        runs = self._runs("WHERE id = %s", (run_id,))
+        if not runs:
+            raise NotFoundError(f"no import run {run_id}")
+        return runs[0]
+
+    def runs(self, collection: str | None = None) -> list[RunInfo]:
+        if collection is None:
+            return self._runs("", ())
+        return self._runs("WHERE collection = %s", (collection,))
+
+    def _runs(self, where: str, args: tuple[Any, ...]) -> list[RunInfo]:
+        rows = self._rows(
+            "SELECT id, collection, source, format, status, " + _iso("started_at") + ", "
+            + _iso("finished_at") + ", seconds, documents, nodes, edges, errors, message, "
+            f"snapshot_id FROM import_runs {where} ORDER BY id", args)
+        return [RunInfo(*r) for r in rows]
+
+    # -- snapshots and sets ---------------------------------------------------------------------
+
+    def collections(self) -> list[str]:
+        return [r[0] for r in self._rows("SELECT name FROM collections ORDER BY name")]
+
+    def _snapshots(self, where: str, args: tuple[Any, ...]) -> list[SnapshotInfo]:
+        rows = self._rows(f"SELECT {_SNAPSHOT_COLUMNS} FROM snapshots {where} ORDER BY run_id",
+                          args)
+        return [SnapshotInfo(*r) for r in rows]
+
+    def snapshots(self, collection: str | None = None) -> list[SnapshotInfo]:
+        if collection is None:
+            return self._snapshots("", ())
+        return self._snapshots("WHERE collection = %s", (collection,))
+
+    def snapshot(self, snapshot_id: str) -> SnapshotInfo:
+        found = self._snapshots("WHERE id = %s", (snapshot_id,))
+        if not found:
+            raise NotFoundError(f"no snapshot {snapshot_id!r}")
+        return found[0]
+
+    def latest_snapshots(self, collection: str) -> list[SnapshotInfo]:
+        """The default read view: the latest completed snapshot of every source."""
+        return self._snapshots(
+            "WHERE collection = %s AND run_id = (SELECT max(s2.run_id) FROM snapshots s2 "
+            "WHERE s2.collection = snapshots.collection AND s2.source = snapshots.source)",
+            (collection,))
+
+    def create_set(self, collection: str, name: str, snapshot_ids: Sequence[str]) -> None:
+        members = set_members(self, collection, name, snapshot_ids)
+        with self._conn() as conn, conn.transaction():
+            conn.execute("DELETE FROM snapshot_set_members WHERE collection = %s AND "
+                         "set_name = %s", (collection, name))
+            conn.execute("INSERT INTO snapshot_sets(collection, name) VALUES (%s, %s) "
+                         "ON CONFLICT DO NOTHING", (collection, name))
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO snapshot_set_members VALUES (%s, %s, %s, %s)",
+                                [(collection, name, i, sid)
+                                 for i, sid in enumerate(members)])
+
+    def snapshot_set(self, collection: str, name: str) -> list[str]:
+        sets = self.snapshot_sets(collection)
+        if name not in sets:
+            raise NotFoundError(f"no snapshot set {name!r} in collection {collection!r}")
+        return sets[name]
+
+    def snapshot_sets(self, collection: str | None = None) -> dict[str, list[str]]:
+        where, args = ("WHERE s.collection = %s", (collection,)) if collection else ("", ())
+        rows = self._rows(
+            "SELECT s.name, m.snapshot_id FROM snapshot_sets s LEFT JOIN snapshot_set_members m "
+            f"ON m.collection = s.collection AND m.set_name = s.name {where} "
+            "ORDER BY s.name, m.position", args)
+        out: dict[str, list[str]] = {}
+        for name, sid in rows:
+            out.setdefault(name, [])
+            if sid is not None:
+                out[name].append(sid)
+        return out
+
+    # -- content --------------------------------------------------------------------------------
+
+    def segment(self, snapshot_id: str) -> Segment:
+        raise StoreError("the PostgreSQL store ranks in SQL and keeps no segment files")
+
+    @staticmethod
+    def _node(row: Sequence[Any]) -> Node:
+        return Node(id=row[0], document_id=row[1], text=row[2], title=row[3], source=row[4],
+                    start=row[5], end=row[6], acl_tags=tuple(row[7]),
+                    classification_labels=tuple(row[8]), metadata=row[9])
+
+    def nodes_by_ordinal(self, snapshot_id: str, ordinals: Sequence[int]) -> list[Node]:
+        """Nodes in the order of ``ordinals`` (every ordinal must exist)."""
+        if not ordinals:
+            return []
+        rows = self._rows(f"SELECT ordinal, {_NODE_COLUMNS} FROM nodes WHERE snapshot_id = %s "
+                          "AND ordinal = ANY(%s)", (snapshot_id, [int(o) for o in ordinals]))
+        by_ordinal = {r[0]: self._node(r[1:]) for r in rows}
+        return [by_ordinal[int(o)] for o in ordinals]
+
+    def nodes_by_id(self, snapshot_id: str, ids: Sequence[str]) -> list[Node]:
+        """Nodes that exist among ``ids``, in the order asked."""
+        if not ids:
+            return []
+        rows = self._rows(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE snapshot_id = %s "
+                          "AND id = ANY(%s)", (snapshot_id, list(ids)))
+        found = {r[0]: self._node(r) for r in rows}
+        return [found[i] for i in ids if i in found]
+
+    def metadata_ordinals(self, snapshot_id: str, key: str, value: Any) -> list[int]:
+        rows = self._rows("SELECT ordinal FROM nodes WHERE snapshot_id = %s AND "
+                          "(metadata -> %s)::jsonb = %s::jsonb ORDER BY ordinal",
+                          (snapshot_id, key, json.dumps(value)))
+        return [r[0] for r in rows]
+
+    def edges(self, snapshot_id: str) -> list[Edge]:
+        rows = self._rows("SELECT from_id, relation, to_id, metadata FROM edges WHERE "
+                          "snapshot_id = %s ORDER BY position", (snapshot_id,))
+        return [Edge(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def edge_triples(self, snapshot_id: str) -> list[tuple[str, str, str]]:
+        rows = self._rows("SELECT DISTINCT from_id, relation, to_id FROM edges WHERE "
+                          "snapshot_id = %s ORDER BY from_id, relation, to_id", (snapshot_id,))
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    # -- vector cache ---------------------------------------------------------------------------
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        rows = self._rows("SELECT hash, vector FROM vector_cache WHERE model = %s AND "
+                          "hash = ANY(%s)", (model, list(dict.fromkeys(hashes))))
+        return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in rows}
+
+    def put_many(self, model: str, items: Mapping[str, npt.NDArray[np.float32]]) -> None:
+        with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO vector_cache VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                [(model, h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+                 for h, v in items.items()])
+
+    def close(self) -> None:
+        for run_id in list(self._run_locks):
+            self._run_locks.pop(run_id).close()
+        self._pool.close()
+
+
+def _copy_content(conn: Any, snapshot_id: str, p: SnapshotPayload, segment: Segment) -> None:
+    """COPY the snapshot's documents, nodes (with lengths and vectors), postings and edges."""
+    vectors = segment.vectors
+    with conn.cursor() as cur:
+        with cur.copy("COPY documents FROM STDIN") as copy:
+            for d in p.documents:
+                copy.write_row((snapshot_id, d.id, d.title, d.source,
+                                json.dumps(dict(d.metadata), ensure_ascii=False)))
+        with cur.copy("COPY nodes FROM STDIN") as copy:
+            for i, n in enumerate(p.nodes):
+                vector = None if vectors is None else _vector_text(vectors[i])
+                copy.write_row((snapshot_id, i, n.id, n.document_id, n.text, n.title, n.source,
+                                n.start, n.end, list(n.acl_tags), list(n.classification_labels),
+                                json.dumps(dict(n.metadata), ensure_ascii=False),
+                                float(segment.doc_len[i]), vector))
+        with cur.copy("COPY postings FROM STDIN") as copy:
+            for term in segment.term_ids:
+                found = segment.postings(term)
+                assert found is not None
+                for ordinal, tf in zip(found.docs.tolist(), found.tf.tolist(), strict=True):
+                    copy.write_row((snapshot_id, term, ordinal, tf))
+        with cur.copy("COPY edges FROM STDIN") as copy:
+            for i, e in enumerate(p.edges):
+                copy.write_row((snapshot_id, i, e.from_id, e.relation, e.to_id,
+                                json.dumps(dict(e.metadata), ensure_ascii=False)))
+
+
+def _vector_text(vector: npt.NDArray[np.float32]) -> str:
+    return "[" + ",".join(f"{x:.8g}" for x in vector.tolist()) + "]"
+
+
+def _iso(column: str) -> str:
+    return (f"to_char({column} AT TIME ZONE 'UTC', "
+            "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+00:00\"')")
+
+
+def _safe(url: str) -> str:
+    """The URL without its password, for messages."""
+    head, sep, tail = url.partition("@")
+    if not sep or ":" not in head.split("//", 1)[-1]:
+        return url
+    scheme, _, user = head.partition("//")
+    return f"{scheme}//{user.split(':', 1)[0]}:***@{tail}"
