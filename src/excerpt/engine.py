@@ -13,19 +13,17 @@ Ingestion itself lives in :mod:`excerpt.ingest.pipeline`; traces in :mod:`excerp
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from excerpt.analyze import ANALYZER_VERSION, analyze, detect_language
+from excerpt.analyze import analyze, detect_language
 from excerpt.compose.ask import OVERFETCH_FACTOR, AskOptions, AskPipeline, AskResult
 from excerpt.compose.composer import Passage
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import InputError, NotFoundError
-from excerpt.graph.expand import GraphLimits, GraphResult, NodeStatus, adjacency, expand
+from excerpt.graph.expand import GraphLimits, GraphResult, expand
 from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
 from excerpt.provenance.prov import ExplainCallback
 from excerpt.provenance.trace import (
@@ -38,19 +36,18 @@ from excerpt.provenance.trace import (
 from excerpt.query.topk import TopK, reduce_for_latency
 from excerpt.query.understand import understand
 from excerpt.rerank import get_reranker
+from excerpt.retrieve.access import Access, access_for
 from excerpt.retrieve.citations import pin_named
-from excerpt.retrieve.dense import QueryEmbedder, node_vectors, search_dense
+from excerpt.retrieve.dense import QueryEmbedder
 from excerpt.retrieve.fusion import blend, rrf
-from excerpt.retrieve.lexical import bm25_scores, idf_weights, query_weights, search_bm25
-from excerpt.retrieve.multihop import MultiHopResult, multi_hop
-from excerpt.retrieve.view import Candidate, View, ViewPart, build_view
+from excerpt.retrieve.lexical import query_weights
+from excerpt.retrieve.view import Candidate, View
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
 from excerpt.store.sqlite import SQLiteStore
 from excerpt.tokens import count_tokens
 from excerpt.types import (
     SEARCH_MODES,
-    Edge,
     Filters,
     Hit,
     Node,
@@ -59,9 +56,6 @@ from excerpt.types import (
 )
 
 __all__ = ["EMBEDDERS", "Engine", "IngestResult", "Progress", "SearchResult"]
-
-CITATION_RELATIONS = {"cites", "related"}
-"""Edges that multi-hop retrieval follows (regulation references); code edges are not."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +90,7 @@ class Engine:
         self.settings = settings or Settings()
         self._store = store
         self._embedders: dict[str, Any] = {}
-        self._graphs: dict[str, dict[str, list[Edge]]] = {}
+        self._access: Access | None = None
         self._warm: set[str] = set()
         self._trace_log = TraceLog(self.settings.log_dir) if self.settings.log_dir else None
 
@@ -106,10 +100,18 @@ class Engine:
             self._store = SQLiteStore(self.home)
         return self._store
 
+    @property
+    def access(self) -> Access:
+        """How views are read and ranked: segments, or SQL for a PostgreSQL store."""
+        if self._access is None:
+            self._access = access_for(self.store)
+        return self._access
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
+            self._access = None
 
     # -- ingestion ------------------------------------------------------------------------------
 
@@ -196,7 +198,7 @@ class Engine:
             raise InputError("-k must be at least 1")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        view = build_view(self.store, self.resolve(filters), principal, filters.metadata)
+        view = self.access.view(self.resolve(filters), principal, filters.metadata)
         t1 = time.perf_counter()
         timings["filter"] = (t1 - t0) * 1000
         language = detect_language(query)
@@ -207,7 +209,7 @@ class Engine:
                                 self.settings.expansion_weight)
         top, k_reason = self._top_k(k, plan.top_k)
         if mode != "bm25":
-            for model in sorted({m for p in view.parts if (m := p.segment.embed_model)}):
+            for model in sorted({m for p in view.parts if (m := p.info.embed_model)}):
                 self._warm_embedder(model)
         t2 = time.perf_counter()
         timings["analyze"] = (t2 - t1) * 1000
@@ -220,14 +222,15 @@ class Engine:
             reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
                                          self.settings.search_budget_ms)
             top, k_reason, ranked = reduced.k, reduced.reason, ranked[: reduced.k]
-        ranked, named = pin_named(view, query, ranked)
+        ranked, named = pin_named(query, ranked, lambda ids: self.access.named(view, ids))
         if reranking and len(ranked) > len(named):
             t_rerank = time.perf_counter()
             ranked = self._rerank(view, query, ranked, top, str(reranker), len(named))
             timings["rerank"] = (time.perf_counter() - t_rerank) * 1000
         ranked = ranked[:top]
         t_hop = time.perf_counter()
-        hopped, hop_report = self._follow_citations(view, ranked, weights)
+        hopped, hop_report = self.access.follow_citations(
+            view, ranked, weights, self.settings) if ranked else ([], None)
         if hop_report is not None:
             timings["multi_hop"] = (time.perf_counter() - t_hop) * 1000
             ranked = ranked + hopped
@@ -284,7 +287,7 @@ class Engine:
             raise InputError("the question is empty")
         filters = filters or Filters()
         principal = principal or Principal.anonymous()
-        view = build_view(self.store, self.resolve(filters), principal, filters.metadata)
+        view = self.access.view(self.resolve(filters), principal, filters.metadata)
 
         def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Passage]:
             scoped = replace(filters, metadata={**filters.metadata, **scope})
@@ -292,12 +295,13 @@ class Engine:
             return [Passage(h.node, h.score, h.snapshot_id) for h in hits]
 
         def vectors(passages: Sequence[Passage]) -> Any:
-            return node_vectors(view, self._query_embedder, question,
-                                [(p.snapshot_id, p.node.id) for p in passages])
+            return self.access.node_vectors(view, self._query_embedder, question,
+                                            [(p.snapshot_id, p.node.id) for p in passages])
 
         chosen = None if reranker in (None, "none") else get_reranker(str(reranker))
         pipeline = AskPipeline(
-            search, chosen, lambda q: idf_weights(view, analyze(q, detect_language(q))),
+            search, chosen,
+            lambda q: self.access.idf_weights(view, analyze(q, detect_language(q))),
             vectors if mode != "bm25" else None, llm, detect_language)
         return pipeline.run(question, options, explain, record)
 
@@ -307,41 +311,6 @@ class Engine:
         texts = [hit.node.text for hit in self._fetch(view, pool)]
         results = get_reranker(name).rerank(query, texts, top - pinned)
         return head + [pool[r.index]._replace(score=r.score) for r in results]
-
-    def _follow_citations(
-        self, view: View, ranked: list[Candidate], weights: dict[str, float]
-    ) -> tuple[list[Candidate], MultiHopResult | None]:
-        """Citations of the ranked passages, up to ``multi_hop_max`` hops, kept when their BM25
-        score is at least ``multi_hop_threshold`` of the best hit's (relevance to the query)."""
-        cited_parts = [p for p in view.parts
-                       if set(p.segment.meta.get("relations", ())) & CITATION_RELATIONS]
-        if not ranked or not cited_parts or self.settings.multi_hop_max < 1:
-            return [], None
-        status, holders = _node_status(view)
-        scores = bm25_scores(view, weights, self.settings.bm25_k1, self.settings.bm25_b)
-
-        def score(node_id: str) -> float:
-            parts = holders(node_id)
-            if not parts:
-                return 0.0
-            value = float(scores[parts[0]][view.parts[parts[0]].segment.ordinal_of[node_id]])
-            return value if np.isfinite(value) else 0.0
-
-        best = max((score(c.id) for c in ranked), default=0.0) or 1.0
-
-        def cites(node_id: str) -> list[str]:
-            edges = [e for i in holders(node_id) for e in self._outgoing(view.parts[i], node_id)]
-            return [e.to_id for e in edges
-                    if e.relation in CITATION_RELATIONS and status(e.to_id) == "visible"]
-
-        report = multi_hop([c.id for c in ranked], cites, lambda n: min(1.0, score(n) / best),
-                           self.settings.multi_hop_max, self.settings.multi_hop_threshold)
-        extra = []
-        for node_id in report.hop_results:
-            part = holders(node_id)[0]
-            extra.append(Candidate(part, view.parts[part].segment.ordinal_of[node_id], node_id,
-                                   score(node_id)))
-        return extra, report
 
     def _top_k(self, given: int | None, adaptive: TopK | None) -> tuple[int, str]:
         if given is not None:
@@ -358,22 +327,17 @@ class Engine:
         self, view: View, query: str, tokens: dict[str, float], mode: SearchMode, k: int,
         timings: dict[str, float],
     ) -> tuple[list[Candidate], list[str]]:
-        notes = [f"snapshot {p.info.snapshot_id} was indexed with analyzer version "
-                 f"{p.segment.meta.get('analyzer')} (now {ANALYZER_VERSION}): re-ingest it so "
-                 "its tokens match the query's" for p in view.parts
-                 if p.segment.meta.get("analyzer") != ANALYZER_VERSION]
+        notes = self.access.notes(view)
         depth = max(k, self.settings.fusion_depth)
-        has_vectors = any(p.segment.vectors is not None for p in view.parts)
+        has_vectors = self.access.has_vectors(view)
         lexical: list[Candidate] = []
         dense: list[Candidate] = []
         if mode in ("bm25", "hybrid"):
             t = time.perf_counter()
             if not tokens:
                 notes.append("the query has no searchable terms for BM25")
-            lexical = search_bm25(
-                view, tokens, k if mode == "bm25" else depth,
-                self.settings.bm25_k1, self.settings.bm25_b,
-            )
+            lexical = self.access.bm25(view, tokens, k if mode == "bm25" else depth,
+                                       self.settings.bm25_k1, self.settings.bm25_b)
             timings["bm25"] = (time.perf_counter() - t) * 1000
         if mode in ("semantic", "hybrid"):
             if not has_vectors and mode == "semantic":
@@ -384,9 +348,8 @@ class Engine:
                 notes.append("no embeddings in this view: hybrid ran BM25 only")
             else:
                 t = time.perf_counter()
-                dense = search_dense(
-                    view, self._query_embedder, query, k if mode == "semantic" else depth
-                )
+                dense = self.access.dense(view, self._query_embedder, query,
+                                          k if mode == "semantic" else depth)
                 timings["semantic"] = (time.perf_counter() - t) * 1000
         if mode == "bm25":
             return lexical, notes
@@ -419,13 +382,9 @@ class Engine:
             raise InputError("give at least one seed id")
         if limits.max_depth < 0 or limits.max_nodes < 1:
             raise InputError("--max-depth must be >= 0 and --max-nodes >= 1")
-        view = build_view(self.store, self.resolve(filters), principal, filters.metadata)
-        status, holders = _node_status(view)
-
-        def outgoing(node_id: str) -> list[Edge]:
-            return [e for i in holders(node_id) for e in self._outgoing(view.parts[i], node_id)]
-
-        result = expand(seeds, outgoing, status, limits)
+        view = self.access.view(self.resolve(filters), principal, filters.metadata)
+        graph = self.access.graph(view)
+        result = expand(seeds, graph.outgoing, graph.status, limits, graph.prefetch)
         if self._trace_log:
             trace, lines = graph_entry(self._applied(view, filters, principal), result)
             self._trace_log.write(trace, TraceLog.GRAPH_LOG, lines)
@@ -458,42 +417,15 @@ class Engine:
             raise InputError("give at least one --seed or --graph id")
         filters = filters or Filters()
         principal = principal or Principal.anonymous()
-        view = build_view(self.store, self.resolve(filters), principal, filters.metadata)
+        view = self.access.view(self.resolve(filters), principal, filters.metadata)
         order = priority_order(seeds, graph, mode)
-        texts = self._visible_texts(view, [node_id for node_id, _ in order])
+        texts = self.access.visible_texts(view, [node_id for node_id, _ in order])
         taken, skipped = pack(order, texts, count_tokens, budget, max_chars)
         result = ContextResult(taken, skipped, budget, max_chars, mode)
         if self._trace_log:
             trace, lines = context_entry(self._applied(view, filters, principal), result)
             self._trace_log.write(trace, TraceLog.RESULTS_LOG, lines)
         return result
-
-    def _visible_texts(self, view: View, ids: Sequence[str]) -> dict[str, str]:
-        _, holders = _node_status(view)
-        wanted: dict[int, list[tuple[str, int]]] = {}
-        for node_id in ids:
-            parts = holders(node_id)
-            if parts:
-                ordinal = view.parts[parts[0]].segment.ordinal_of[node_id]
-                wanted.setdefault(parts[0], []).append((node_id, ordinal))
-        texts: dict[str, str] = {}
-        for part, pairs in wanted.items():
-            nodes = self.store.nodes_by_ordinal(view.parts[part].info.snapshot_id,
-                                                [o for _, o in pairs])
-            texts.update({node_id: n.text for (node_id, _), n in zip(pairs, nodes, strict=True)})
-        return texts
-
-    def _outgoing(self, part: ViewPart, node_id: str) -> list[Edge]:
-        """Edges leaving ``node_id`` in one snapshot: from its segment, or for a segment written
-        before segments held edges (format 1), from the store, read once per snapshot."""
-        segment = part.segment
-        if segment.has_edges:
-            ordinal = segment.ordinal_of[node_id]
-            return [Edge(node_id, rel, to) for rel, to in segment.outgoing(ordinal)]
-        sid = part.info.snapshot_id
-        if sid not in self._graphs:
-            self._graphs[sid] = adjacency(self.store.edge_triples(sid))
-        return self._graphs[sid].get(node_id, [])
 
     def _query_embedder(self, model: str) -> QueryEmbedder | None:
         return self._warm_embedder(model).embed_query  # type: ignore[no-any-return]
@@ -519,19 +451,3 @@ class Engine:
             Hit(nodes[(c.part, c.ordinal)], c.score, view.parts[c.part].info.snapshot_id)
             for c in ranked
         ]
-
-
-def _node_status(view: View) -> tuple[Callable[[str], NodeStatus], Callable[[str], list[int]]]:
-    """``status(id)`` in the view, and ``holders(id)``: the parts where the caller sees it."""
-
-    def holders(node_id: str) -> list[int]:
-        return [i for i, p in enumerate(view.parts)
-                if (o := p.segment.ordinal_of.get(node_id)) is not None and bool(p.mask[o])]
-
-    def status(node_id: str) -> NodeStatus:
-        if holders(node_id):
-            return "visible"
-        exists = any(node_id in p.segment.ordinal_of for p in view.parts)
-        return "hidden" if exists else "missing"
-
-    return status, holders

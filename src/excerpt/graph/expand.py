@@ -78,16 +78,21 @@ def expand(
     outgoing: Callable[[str], Sequence[Edge]],
     status: Callable[[str], NodeStatus],
     limits: GraphLimits,
+    prefetch: Callable[[Sequence[str]], None] | None = None,
 ) -> GraphResult:
     """Expand ``seeds`` breadth-first.
 
     ``status(id)``: "visible", "hidden" (exists, the caller may not see it) or "missing" (no
     such node in the view: an edge to an object outside the snapshot). Seeds that are hidden or
     missing are reported together in ``unknown_seeds`` (the caller cannot tell which).
+    ``prefetch(ids)``, when given, is told each frontier before it is walked and the targets it
+    reached, so a database can answer for all of them in a few queries.
     """
     if limits.max_depth < 0 or limits.max_nodes < 1:
         raise ValueError("max_depth must be >= 0 and max_nodes >= 1")
     result = GraphResult(seeds=list(dict.fromkeys(seeds)), nodes=[], edges=[], limits=limits)
+    if prefetch:
+        prefetch(result.seeds)
     depth_of: dict[str, int] = {}
     hidden: set[str] = set()
     for seed in result.seeds:
@@ -103,6 +108,8 @@ def expand(
         if limits.seed_only and depth > 1:
             break
         reached: set[str] = set()
+        if prefetch:
+            prefetch([e.to_id for src in frontier for e in outgoing(src)])
         for src in frontier:
             for edge in outgoing(src):
                 if edge.relation not in allow:

@@ -12,6 +12,7 @@ score agrees); its own text need not match the query at all. Invisible nodes are
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -35,11 +36,12 @@ def candidate_ids(query: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def named_nodes(view: View, query: str) -> list[Candidate]:
-    """Visible nodes whose id the query names (score 0; the caller places them)."""
+def named_nodes(view: View, ids: Sequence[str]) -> list[Candidate]:
+    """Visible nodes among ``ids`` in the order given, each once (score 0; the caller places
+    them)."""
     found: list[Candidate] = []
     seen: set[str] = set()
-    for node_id in candidate_ids(query):
+    for node_id in ids:
         for part_index, part in enumerate(view.parts):
             ordinal = part.segment.ordinal_of.get(node_id)
             if ordinal is not None and part.mask[ordinal] and node_id not in seen:
@@ -49,9 +51,12 @@ def named_nodes(view: View, query: str) -> list[Candidate]:
     return found
 
 
-def pin_named(view: View, query: str, ranked: list[Candidate]) -> tuple[list[Candidate], list[str]]:
-    """``ranked`` with the nodes the query names moved (or added) to the front."""
-    named = named_nodes(view, query)
+def pin_named(query: str, ranked: list[Candidate],
+              lookup: Callable[[Sequence[str]], list[Candidate]]
+              ) -> tuple[list[Candidate], list[str]]:
+    """``ranked`` with the nodes the query names moved (or added) to the front; ``lookup``
+    gives the visible nodes among candidate ids, in the order asked."""
+    named = lookup(candidate_ids(query))
     if not named:
         return ranked, []
     top = ranked[0].score if ranked else 0.0

@@ -84,6 +84,12 @@ class PostgresStore:
             raise StoreError(f"the server at {_safe(self.url)} has no pgvector extension: "
                              "install pgvector 0.8 there (CREATE EXTENSION vector)")
 
+    ranks_in_sql = True  # the engine ranks with retrieve/sql.py, not over segments
+
+    def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of one statement on a pooled connection (excerpt's errors, not psycopg's)."""
+        return self._rows(sql, args)
+
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._conn() as conn:
             return list(conn.execute(sql, args).fetchall())
@@ -318,7 +324,7 @@ def _copy_content(conn: Any, snapshot_id: str, p: SnapshotPayload, segment: Segm
                                 json.dumps(dict(d.metadata), ensure_ascii=False)))
         with cur.copy("COPY nodes FROM STDIN") as copy:
             for i, n in enumerate(p.nodes):
-                vector = None if vectors is None else _vector_text(vectors[i])
+                vector = None if vectors is None else vector_text(vectors[i])
                 copy.write_row((snapshot_id, i, n.id, n.document_id, n.text, n.title, n.source,
                                 n.start, n.end, list(n.acl_tags), list(n.classification_labels),
                                 json.dumps(dict(n.metadata), ensure_ascii=False),
@@ -335,8 +341,9 @@ def _copy_content(conn: Any, snapshot_id: str, p: SnapshotPayload, segment: Segm
                                 json.dumps(dict(e.metadata), ensure_ascii=False)))
 
 
-def _vector_text(vector: npt.NDArray[np.float32]) -> str:
-    return "[" + ",".join(f"{x:.8g}" for x in vector.tolist()) + "]"
+def vector_text(vector: npt.NDArray[np.float32]) -> str:
+    """pgvector's text form; 9 significant digits give back the same float32 values."""
+    return "[" + ",".join(f"{x:.9g}" for x in np.asarray(vector, np.float32).tolist()) + "]"
 
 
 def _iso(column: str) -> str:

@@ -1,0 +1,256 @@
+"""How the engine reads a view, whichever store holds it.
+
+:class:`SegmentAccess` ranks over the embedded store's memory-mapped segments (numpy);
+:class:`SqlAccess` asks PostgreSQL to rank (retrieve/sql.py). Both give candidates with the
+view's part indexes, so fusion, reranking, fetching and tracing are the engine's, shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from excerpt.analyze import ANALYZER_VERSION
+from excerpt.graph.expand import NodeStatus, adjacency
+from excerpt.retrieve import sql
+from excerpt.retrieve.citations import named_nodes
+from excerpt.retrieve.dense import QueryEmbedder, node_vectors, search_dense
+from excerpt.retrieve.lexical import bm25_scores, idf, idf_weights, search_bm25
+from excerpt.retrieve.multihop import MultiHopResult, multi_hop
+from excerpt.retrieve.view import Candidate, View, ViewPart, build_view
+from excerpt.settings import Settings
+from excerpt.store.base import SnapshotInfo, Store
+from excerpt.types import Edge, Principal
+
+CITATION_RELATIONS = {"cites", "related"}
+"""Edges that multi-hop retrieval follows (regulation references); code edges are not."""
+
+EmbedQuery = Callable[[str], QueryEmbedder | None]
+Vectors = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None
+
+
+class GraphAccess(Protocol):
+    def status(self, node_id: str) -> NodeStatus: ...
+
+    def outgoing(self, node_id: str) -> list[Edge]: ...
+
+    def prefetch(self, ids: Sequence[str]) -> None: ...
+
+
+class Access(Protocol):
+    """What the engine asks of a view; ``Any`` views are the access's own kind."""
+
+    def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
+             metadata: Mapping[str, Any]) -> Any: ...
+
+    def notes(self, view: Any) -> list[str]: ...
+
+    def has_vectors(self, view: Any) -> bool: ...
+
+    def bm25(self, view: Any, weights: Mapping[str, float], depth: int, k1: float,
+             b: float) -> list[Candidate]: ...
+
+    def dense(self, view: Any, embed: EmbedQuery, query: str, depth: int) -> list[Candidate]: ...
+
+    def named(self, view: Any, ids: Sequence[str]) -> list[Candidate]: ...
+
+    def idf_weights(self, view: Any, tokens: Sequence[str]) -> dict[str, float]: ...
+
+    def node_vectors(self, view: Any, embed: EmbedQuery, query: str,
+                     nodes: Sequence[tuple[str, str]]) -> Vectors: ...
+
+    def graph(self, view: Any) -> GraphAccess: ...
+
+    def visible_texts(self, view: Any, ids: Sequence[str]) -> dict[str, str]: ...
+
+    def follow_citations(self, view: Any, ranked: list[Candidate], weights: Mapping[str, float],
+                         settings: Settings) -> tuple[list[Candidate], MultiHopResult | None]:
+        ...
+
+
+def access_for(store: Store) -> Access:
+    """SQL ranking for a store that offers it (PostgreSQL), segments otherwise."""
+    if getattr(store, "ranks_in_sql", False):
+        return SqlAccess(store.query)  # type: ignore[attr-defined]
+    return SegmentAccess(store)
+
+
+class SegmentAccess:
+    """The embedded store: numpy over each snapshot's segment and the caller's mask."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._graphs: dict[str, dict[str, list[Edge]]] = {}
+
+    def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
+             metadata: Mapping[str, Any]) -> View:
+        return build_view(self.store, snapshots, principal, metadata)
+
+    def notes(self, view: View) -> list[str]:
+        return [f"snapshot {p.info.snapshot_id} was indexed with analyzer version "
+                f"{p.segment.meta.get('analyzer')} (now {ANALYZER_VERSION}): re-ingest it so "
+                "its tokens match the query's" for p in view.parts
+                if p.segment.meta.get("analyzer") != ANALYZER_VERSION]
+
+    def has_vectors(self, view: View) -> bool:
+        return any(p.segment.vectors is not None for p in view.parts)
+
+    def bm25(self, view: View, weights: Mapping[str, float], depth: int, k1: float,
+             b: float) -> list[Candidate]:
+        return search_bm25(view, weights, depth, k1, b)
+
+    def dense(self, view: View, embed: EmbedQuery, query: str, depth: int) -> list[Candidate]:
+        return search_dense(view, embed, query, depth)
+
+    def named(self, view: View, ids: Sequence[str]) -> list[Candidate]:
+        return named_nodes(view, ids)
+
+    def idf_weights(self, view: View, tokens: Sequence[str]) -> dict[str, float]:
+        return idf_weights(view, tokens)
+
+    def node_vectors(self, view: View, embed: EmbedQuery, query: str,
+                     nodes: Sequence[tuple[str, str]]) -> Vectors:
+        return node_vectors(view, embed, query, nodes)
+
+    def graph(self, view: View) -> GraphAccess:
+        return _SegmentGraph(self, view)
+
+    def visible_texts(self, view: View, ids: Sequence[str]) -> dict[str, str]:
+        graph = _SegmentGraph(self, view)
+        wanted: dict[int, list[tuple[str, int]]] = {}
+        for node_id in ids:
+            parts = graph.holders(node_id)
+            if parts:
+                ordinal = view.parts[parts[0]].segment.ordinal_of[node_id]
+                wanted.setdefault(parts[0], []).append((node_id, ordinal))
+        texts: dict[str, str] = {}
+        for part, pairs in wanted.items():
+            nodes = self.store.nodes_by_ordinal(view.parts[part].info.snapshot_id,
+                                                [o for _, o in pairs])
+            texts.update({node_id: n.text for (node_id, _), n in zip(pairs, nodes, strict=True)})
+        return texts
+
+    def follow_citations(self, view: View, ranked: list[Candidate],
+                         weights: Mapping[str, float], settings: Settings
+                         ) -> tuple[list[Candidate], MultiHopResult | None]:
+        """Citations of the ranked passages, up to ``multi_hop_max`` hops, kept when their
+        BM25 score is at least ``multi_hop_threshold`` of the best hit's (relevance)."""
+        cited_parts = [p for p in view.parts
+                       if set(p.segment.meta.get("relations", ())) & CITATION_RELATIONS]
+        if not cited_parts or settings.multi_hop_max < 1:
+            return [], None
+        graph = _SegmentGraph(self, view)
+        scores = bm25_scores(view, weights, settings.bm25_k1, settings.bm25_b)
+
+        def score(node_id: str) -> float:
+            parts = graph.holders(node_id)
+            if not parts:
+                return 0.0
+            value = float(scores[parts[0]][view.parts[parts[0]].segment.ordinal_of[node_id]])
+            return value if np.isfinite(value) else 0.0
+
+        best = max((score(c.id) for c in ranked), default=0.0) or 1.0
+
+        def cites(node_id: str) -> list[str]:
+            return [e.to_id for e in graph.outgoing(node_id)
+                    if e.relation in CITATION_RELATIONS and graph.status(e.to_id) == "visible"]
+
+        report = multi_hop([c.id for c in ranked], cites, lambda n: min(1.0, score(n) / best),
+                           settings.multi_hop_max, settings.multi_hop_threshold)
+        extra = []
+        for node_id in report.hop_results:
+            part = graph.holders(node_id)[0]
+            extra.append(Candidate(part, view.parts[part].segment.ordinal_of[node_id], node_id,
+                                   score(node_id)))
+        return extra, report
+
+    def outgoing(self, part: ViewPart, node_id: str) -> list[Edge]:
+        """Edges leaving ``node_id`` in one snapshot: from its segment, or for a segment
+        written before segments held edges (format 1), from the store, read once."""
+        segment = part.segment
+        if segment.has_edges:
+            ordinal = segment.ordinal_of[node_id]
+            return [Edge(node_id, rel, to) for rel, to in segment.outgoing(ordinal)]
+        sid = part.info.snapshot_id
+        if sid not in self._graphs:
+            self._graphs[sid] = adjacency(self.store.edge_triples(sid))
+        return self._graphs[sid].get(node_id, [])
+
+
+class _SegmentGraph:
+    def __init__(self, access: SegmentAccess, view: View) -> None:
+        self.access, self.view = access, view
+
+    def holders(self, node_id: str) -> list[int]:
+        """The parts where the caller sees ``node_id``."""
+        return [i for i, p in enumerate(self.view.parts)
+                if (o := p.segment.ordinal_of.get(node_id)) is not None and bool(p.mask[o])]
+
+    def status(self, node_id: str) -> NodeStatus:
+        if self.holders(node_id):
+            return "visible"
+        exists = any(node_id in p.segment.ordinal_of for p in self.view.parts)
+        return "hidden" if exists else "missing"
+
+    def outgoing(self, node_id: str) -> list[Edge]:
+        return [e for i in self.holders(node_id)
+                for e in self.access.outgoing(self.view.parts[i], node_id)]
+
+    def prefetch(self, ids: Sequence[str]) -> None:
+        """Nothing to do: the segments are memory-mapped."""
+
+
+class SqlAccess:
+    """PostgreSQL ranks: every read is a query with the view's predicate (retrieve/sql.py)."""
+
+    def __init__(self, rows: sql.Rows) -> None:
+        self.rows = rows
+
+    def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
+             metadata: Mapping[str, Any]) -> sql.SqlView:
+        return sql.sql_view(self.rows, snapshots, principal, metadata)
+
+    def notes(self, view: sql.SqlView) -> list[str]:
+        return []
+
+    def has_vectors(self, view: sql.SqlView) -> bool:
+        return sql.sql_has_vectors(view)
+
+    def bm25(self, view: sql.SqlView, weights: Mapping[str, float], depth: int, k1: float,
+             b: float) -> list[Candidate]:
+        return sql.sql_bm25(self.rows, view, weights, depth, k1, b)
+
+    def dense(self, view: sql.SqlView, embed: EmbedQuery, query: str,
+              depth: int) -> list[Candidate]:
+        return sql.sql_dense(self.rows, view, embed, query, depth)
+
+    def named(self, view: sql.SqlView, ids: Sequence[str]) -> list[Candidate]:
+        return sql.sql_named(self.rows, view, ids)
+
+    def idf_weights(self, view: sql.SqlView, tokens: Sequence[str]) -> dict[str, float]:
+        """As retrieve.lexical.idf_weights, with the document frequencies counted in SQL."""
+        n = max(view.visible, 1)
+        terms = list(dict.fromkeys(tokens))
+        freqs = sql.sql_doc_freqs(self.rows, view, terms)
+        found = {t: idf(freqs[t], n) for t in terms if freqs.get(t)}
+        fill = sum(found.values()) / len(found) if found else 1.0
+        return {**found, **{t: fill for t in terms if t not in found}}
+
+    def node_vectors(self, view: sql.SqlView, embed: EmbedQuery, query: str,
+                     nodes: Sequence[tuple[str, str]]) -> Vectors:
+        return sql.sql_node_vectors(self.rows, view, embed, query, nodes)
+
+    def graph(self, view: sql.SqlView) -> GraphAccess:
+        return sql.SqlGraph(self.rows, view)
+
+    def visible_texts(self, view: sql.SqlView, ids: Sequence[str]) -> dict[str, str]:
+        return sql.sql_visible_texts(self.rows, view, ids)
+
+    def follow_citations(self, view: sql.SqlView, ranked: list[Candidate],
+                         weights: Mapping[str, float], settings: Settings
+                         ) -> tuple[list[Candidate], MultiHopResult | None]:
+        """Not yet in SQL: regulation citations are followed by the embedded store only."""
+        return [], None

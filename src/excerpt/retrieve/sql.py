@@ -1,0 +1,263 @@
+"""Retrieval inside PostgreSQL: the same rankings as the segment code, computed in SQL.
+
+A :class:`SqlView` is the read view as a SQL predicate on ``nodes n``: the view's snapshots,
+the principal's rights (``cardinality(n.acl_tags) = 0 OR n.acl_tags && tags``, ``n.labels <@
+clearances``) and the metadata filters. Every query below applies it before anything is
+scored, so a hidden node never reaches a ranking or a statistic:
+
+- BM25 (Lucene's variant, retrieve/lexical.py) from the ``postings`` rows: N, avgdl and df
+  count the visible nodes of the whole view at query time; scores are rounded to float32 as
+  the segment code's are, ties broken by id, then by the snapshot's place in the view.
+- Dense: exact inner product with pgvector (``<#>``) over the visible rows of the snapshots
+  embedded by each model; exact rather than HNSW, because the predicate must hold before the
+  ranking and the result must equal the embedded backend's (HNSW is measured in
+  docs/scale-out.md).
+- Graph: node status and outgoing edges of a whole BFS frontier in two queries per level.
+
+Candidates use the view's part index, so fusion, fetch and tracing are shared with the
+segment path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from excerpt.graph.expand import NodeStatus
+from excerpt.retrieve.view import Candidate
+from excerpt.store.base import SnapshotInfo
+from excerpt.store.postgres import vector_text
+from excerpt.types import Edge, Principal
+
+QueryEmbedder = Callable[[str], npt.NDArray[np.float32]]
+
+
+@dataclass(frozen=True)
+class SqlPart:
+    info: SnapshotInfo
+
+
+@dataclass
+class SqlView:
+    """The read view of one query, as the SQL that selects its visible nodes."""
+
+    parts: list[SqlPart]
+    principal: Principal
+    metadata: Mapping[str, Any]
+    visible: int = 0
+    total_length: float = 0.0
+    _where: tuple[str, list[Any]] | None = field(default=None, repr=False)
+
+    @property
+    def avg_length(self) -> float:
+        return self.total_length / self.visible if self.visible else 0.0
+
+    @property
+    def snapshot_ids(self) -> list[str]:
+        return [p.info.snapshot_id for p in self.parts]
+
+    def where(self) -> tuple[str, list[Any]]:
+        """The predicate on ``nodes n`` and its parameters."""
+        if self._where is None:
+            clauses = ["n.snapshot_id = ANY(%s)"]
+            params: list[Any] = [self.snapshot_ids]
+            if not self.principal.all_access:
+                clauses.append("(cardinality(n.acl_tags) = 0 OR n.acl_tags && %s::text[])")
+                clauses.append("n.labels <@ %s::text[]")
+                params += [sorted(self.principal.acl_tags), sorted(self.principal.clearances)]
+            for key, value in sorted(self.metadata.items()):
+                clauses.append("(n.metadata -> %s)::jsonb = %s::jsonb")
+                params += [key, json.dumps(value)]
+            self._where = " AND ".join(clauses), params
+        return self._where
+
+
+Rows = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
+"""Runs one query and returns its rows (the store's pooled connection)."""
+
+
+def sql_view(rows: Rows, snapshots: Sequence[SnapshotInfo], principal: Principal,
+             metadata: Mapping[str, Any]) -> SqlView:
+    view = SqlView([SqlPart(s) for s in snapshots], principal, metadata)
+    where, params = view.where()
+    count, length = rows(f"SELECT count(*), coalesce(sum(n.doc_len), 0) FROM nodes n "
+                         f"WHERE {where}", params)[0]
+    view.visible, view.total_length = int(count), float(length)
+    return view
+
+
+def _candidates(view: SqlView, found: list[tuple[Any, ...]]) -> list[Candidate]:
+    """(position in the view from 1, ordinal, id, score) rows as candidates."""
+    return [Candidate(int(pos) - 1, int(ordinal), node_id, float(score))
+            for pos, ordinal, node_id, score in found]
+
+
+def sql_bm25(rows: Rows, view: SqlView, weights: Mapping[str, float], depth: int,
+             k1: float, b: float) -> list[Candidate]:
+    if not weights or not view.visible:
+        return []
+    where, params = view.where()
+    terms = list(weights)
+    sql = f"""
+        WITH q(term, w) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),
+        hits AS (
+            SELECT p.snapshot_id, p.ordinal, p.term, p.tf, n.doc_len, n.id
+            FROM q JOIN postings p ON p.term = q.term AND p.snapshot_id = ANY(%s)
+            JOIN nodes n ON n.snapshot_id = p.snapshot_id AND n.ordinal = p.ordinal
+            WHERE {where}),
+        df AS (SELECT term, count(*)::float8 AS df FROM hits GROUP BY term),
+        scored AS (
+            SELECT h.snapshot_id, h.ordinal, h.id,
+                   sum(q.w * ln(1 + (%s - df.df + 0.5) / (df.df + 0.5))
+                       * (h.tf / (h.tf + %s * (1 - %s + %s * h.doc_len / %s))))::real AS score
+            FROM hits h JOIN q USING (term) JOIN df USING (term)
+            GROUP BY h.snapshot_id, h.ordinal, h.id)
+        SELECT array_position(%s::text[], snapshot_id), ordinal, id, score FROM scored
+        ORDER BY score DESC, id, array_position(%s::text[], snapshot_id) LIMIT %s"""
+    args = [terms, [float(weights[t]) for t in terms], view.snapshot_ids, *params,
+            float(view.visible), k1, b, b, view.avg_length, view.snapshot_ids,
+            view.snapshot_ids, depth]
+    return _candidates(view, rows(sql, args))
+
+
+def sql_dense(rows: Rows, view: SqlView, embed_query: Callable[[str], QueryEmbedder | None],
+              query: str, depth: int) -> list[Candidate]:
+    """Cosine (inner product of normalised vectors) per model, merged by score then id."""
+    where, params = view.where()
+    pool: list[Candidate] = []
+    for model in sorted({m for p in view.parts if (m := p.info.embed_model)}):
+        embedder = embed_query(model)
+        if embedder is None:
+            continue
+        sids = [p.info.snapshot_id for p in view.parts if p.info.embed_model == model]
+        vector = vector_text(embedder(query))  # as stored: the float32 values, exactly
+        sql = f"""
+            SELECT array_position(%s::text[], n.snapshot_id), n.ordinal, n.id,
+                   (-(n.embedding <#> %s::vector))::real AS score
+            FROM nodes n WHERE {where} AND n.snapshot_id = ANY(%s)
+                AND n.embedding IS NOT NULL
+            ORDER BY score DESC, n.id, 1 LIMIT %s"""
+        pool += _candidates(view, rows(sql, [view.snapshot_ids, vector, *params, sids, depth]))
+    pool.sort(key=lambda c: (-c.score, c.id, c.part))
+    return pool[:depth]
+
+
+def sql_has_vectors(view: SqlView) -> bool:
+    return any(p.info.embed_model for p in view.parts)
+
+
+def sql_named(rows: Rows, view: SqlView, ids: Sequence[str]) -> list[Candidate]:
+    """Visible nodes among ``ids`` in the order given, each once (its first part)."""
+    if not ids:
+        return []
+    where, params = view.where()
+    found = rows(f"SELECT array_position(%s::text[], n.snapshot_id), n.ordinal, n.id, 0.0 "
+                 f"FROM nodes n WHERE {where} AND n.id = ANY(%s)",
+                 [view.snapshot_ids, *params, list(ids)])
+    first: dict[str, Candidate] = {}
+    for c in sorted(_candidates(view, found), key=lambda c: c.part):
+        first.setdefault(c.id, c)
+    return [first[i] for i in ids if i in first]
+
+
+def sql_doc_freqs(rows: Rows, view: SqlView, terms: Sequence[str]) -> dict[str, int]:
+    """Visible nodes holding each term (terms no visible node holds are absent)."""
+    where, params = view.where()
+    found = rows(f"SELECT p.term, count(*) FROM postings p JOIN nodes n ON "
+                 f"n.snapshot_id = p.snapshot_id AND n.ordinal = p.ordinal "
+                 f"WHERE p.snapshot_id = ANY(%s) AND p.term = ANY(%s) AND {where} "
+                 f"GROUP BY p.term", [view.snapshot_ids, list(terms), *params])
+    return {term: int(count) for term, count in found}
+
+
+def sql_node_vectors(rows: Rows, view: SqlView,
+                     embed_query: Callable[[str], QueryEmbedder | None], query: str,
+                     nodes: Sequence[tuple[str, str]]
+                     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
+    """As retrieve.dense.node_vectors: None unless every node has a vector of one model."""
+    models = {p.info.snapshot_id: p.info.embed_model for p in view.parts}
+    wanted = {models.get(s) for s, _ in nodes}
+    if len(wanted) != 1 or None in wanted:
+        return None
+    model = wanted.pop()
+    embedder = embed_query(model) if model else None
+    if embedder is None:
+        return None
+    where, params = view.where()
+    found = {(s, i): v for s, i, v in rows(
+        f"SELECT n.snapshot_id, n.id, n.embedding::text FROM nodes n WHERE {where} "
+        f"AND n.id = ANY(%s) AND n.embedding IS NOT NULL",
+        [*params, [i for _, i in nodes]])}
+    if any(key not in found for key in nodes):
+        return None
+    matrix = np.asarray([json.loads(found[key]) for key in nodes], dtype=np.float32)
+    return embedder(query), matrix
+
+
+class SqlGraph:
+    """Node status and outgoing edges for graph expansion, loaded a frontier at a time."""
+
+    def __init__(self, rows: Rows, view: SqlView) -> None:
+        self._rows, self._view = rows, view
+        self._status: dict[str, NodeStatus] = {}
+        self._edges: dict[str, list[Edge]] = {}
+
+    def prefetch(self, ids: Sequence[str]) -> None:
+        """Status of ``ids`` and, for the visible ones, their outgoing edges: two queries."""
+        new = [i for i in dict.fromkeys(ids) if i not in self._status]
+        if new:
+            where, params = self._view.where()
+            seen: dict[str, bool] = dict(self._rows(
+                f"SELECT n.id, bool_or({where}) FROM nodes n WHERE n.snapshot_id = ANY(%s) "
+                f"AND n.id = ANY(%s) GROUP BY n.id", [*params, self._view.snapshot_ids, new]))
+            for node_id in new:
+                found = seen.get(node_id)
+                self._status[node_id] = ("missing" if found is None
+                                         else "visible" if found else "hidden")
+        sources = [i for i in dict.fromkeys(ids)
+                   if self._status.get(i) == "visible" and i not in self._edges]
+        if sources:
+            self._load_edges(sources)
+
+    def _load_edges(self, sources: list[str]) -> None:
+        where, params = self._view.where()
+        found = self._rows(
+            f"SELECT DISTINCT e.from_id, array_position(%s::text[], e.snapshot_id) AS pos, "
+            f"e.relation, e.to_id FROM edges e JOIN nodes n ON n.snapshot_id = e.snapshot_id "
+            f"AND n.id = e.from_id WHERE e.snapshot_id = ANY(%s) AND e.from_id = ANY(%s) "
+            f"AND {where} ORDER BY e.from_id, pos, e.relation, e.to_id",
+            [self._view.snapshot_ids, self._view.snapshot_ids, sources, *params])
+        for source in sources:
+            self._edges[source] = []
+        for from_id, _, relation, to_id in found:
+            self._edges[from_id].append(Edge(from_id, relation, to_id))
+
+    def status(self, node_id: str) -> NodeStatus:
+        if node_id not in self._status:
+            self.prefetch([node_id])
+        return self._status[node_id]
+
+    def outgoing(self, node_id: str) -> list[Edge]:
+        if self.status(node_id) != "visible":
+            return []
+        if node_id not in self._edges:
+            self._load_edges([node_id])
+        return self._edges[node_id]
+
+
+def sql_visible_texts(rows: Rows, view: SqlView, ids: Sequence[str]) -> dict[str, str]:
+    """Texts of the visible nodes among ``ids`` (from the first part that holds each)."""
+    if not ids:
+        return {}
+    where, params = view.where()
+    found = rows(f"SELECT n.id, array_position(%s::text[], n.snapshot_id) AS pos, n.text "
+                 f"FROM nodes n WHERE {where} AND n.id = ANY(%s) ORDER BY pos DESC",
+                 [view.snapshot_ids, *params, list(dict.fromkeys(ids))])
+    return {node_id: text for node_id, _, text in found}  # the lowest position wins
+
+
