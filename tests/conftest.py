@@ -99,17 +99,29 @@ def postgres() -> Iterator[Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-def pg_url(postgres: Any) -> Iterator[str]:
-    """A new, empty database on the session's server for one test; dropped after it."""
+@pytest.fixture(scope="session")
+def pg_database(postgres: Any) -> Iterator[Callable[[], str]]:
+    """``pg_database()``: the URL of a new, empty database on the session's server (all of them
+    dropped at the end of the session)."""
     import psycopg
 
-    name = f"t_{uuid.uuid4().hex[:12]}"
     admin = postgres.url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield postgres.url.rsplit("/", 1)[0] + f"/{name}"
-    finally:
+    made: list[str] = []
+
+    def make() -> str:
+        name = f"t_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
+        made.append(name)
+        return postgres.url.rsplit("/", 1)[0] + f"/{name}"
+
+    yield make
+    with psycopg.connect(admin, autocommit=True) as conn:
+        for name in made:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def pg_url(pg_database: Callable[[], str]) -> str:
+    """A new, empty database on the session's server for one test."""
+    return pg_database()
