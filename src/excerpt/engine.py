@@ -25,6 +25,7 @@ from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority
 from excerpt.errors import InputError, NotFoundError
 from excerpt.graph.expand import GraphLimits, GraphResult, expand
 from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
+from excerpt.memory.backends import MemoryBackend
 from excerpt.provenance.prov import ExplainCallback
 from excerpt.provenance.trace import (
     TraceLog,
@@ -44,7 +45,7 @@ from excerpt.retrieve.lexical import query_weights
 from excerpt.retrieve.view import Candidate, View
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
-from excerpt.store.sqlite import SQLiteStore
+from excerpt.store.open import open_store
 from excerpt.tokens import count_tokens
 from excerpt.types import (
     SEARCH_MODES,
@@ -85,10 +86,14 @@ class Engine:
     """Cheap to construct; the store opens on first use and models load when first needed."""
 
     def __init__(self, home: Path | str, settings: Settings | None = None,
-                 store: Store | None = None) -> None:
+                 store: Store | None = None, store_url: str | None = None) -> None:
+        """``store_url`` (``postgresql://…``) keeps everything in PostgreSQL, ``home`` then
+        only holds scratch files of imports being built; otherwise the embedded store lives
+        in ``home``."""
         self.home = Path(home)
         self.settings = settings or Settings()
         self._store = store
+        self.store_url = store_url
         self._embedders: dict[str, Any] = {}
         self._access: Access | None = None
         self._warm: set[str] = set()
@@ -97,8 +102,18 @@ class Engine:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = SQLiteStore(self.home)
+            self._store = open_store(self.home, self.store_url)
         return self._store
+
+    def memory_backend(self) -> MemoryBackend:
+        """Where conversations are kept: the PostgreSQL store's tables, or ``home/memory.db``."""
+        if getattr(self.store, "ranks_in_sql", False):
+            from excerpt.memory.pg_backend import PostgresMemoryBackend
+
+            return PostgresMemoryBackend(self.store)
+        from excerpt.memory.backends import SQLiteBackend
+
+        return SQLiteBackend.at_home(self.home)
 
     @property
     def access(self) -> Access:

@@ -7,7 +7,8 @@ concerns the library, so none is skipped; with the daemon, next: the same tests 
 ``POST /v1/memory/{conversation}/query`` (the seed's single-entry ``query()`` form) and the
 ``excerpt memory`` commands.
 
-Both backends run the tests that do not name one (``in-memory`` and ``durable``).
+Every backend runs the tests that do not name one (``in-memory``, ``durable`` and
+``postgresql``, the last on a real PostgreSQL server).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from excerpt.memory import (
     entity_retention,
     key_entities,
 )
+from excerpt.memory.backends import MemoryBackend
 from excerpt.tokens import count_tokens
 
 DIALOGUE = [
@@ -45,13 +47,25 @@ DIALOGUE = [
 ]
 
 
-@pytest.fixture(params=["in-memory", "durable"])
+@pytest.fixture(params=["in-memory", "durable", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
-    backend = InMemoryBackend() if request.param == "in-memory" else SQLiteBackend.at_home(
-        tmp_path)
+    """Each backend: in memory, SQLite, and PostgreSQL (a real server, a fresh database)."""
+    database = None
+    if request.param == "postgresql":
+        from excerpt.memory.pg_backend import PostgresMemoryBackend
+        from excerpt.store.postgres import PostgresStore
+
+        database = PostgresStore(request.getfixturevalue("pg_url"), tmp_path)
+        backend: MemoryBackend = PostgresMemoryBackend(database)
+    elif request.param == "durable":
+        backend = SQLiteBackend.at_home(tmp_path)
+    else:
+        backend = InMemoryBackend()
     memory = MemoryStore(backend, embedder=None)
     yield memory
     memory.close()
+    if database is not None:
+        database.close()
 
 
 def add_numbered(store: MemoryStore, count: int, conversation: str = "c") -> None:

@@ -90,10 +90,9 @@ def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_
 def _in_conversation(engine: Any, conversation: str, question: str,
                      run: Any) -> tuple[Any, dict[str, Any]]:
     from excerpt.compose.conversation import ask_in_conversation, conversation_json
-    from excerpt.memory.backends import SQLiteBackend
     from excerpt.memory.store import MemoryStore
 
-    store = MemoryStore(SQLiteBackend.at_home(engine.home), embedder=None)
+    store = MemoryStore(engine.memory_backend(), embedder=None)
     try:
         result, resolution, turn = ask_in_conversation(store, conversation, question, run)
     finally:

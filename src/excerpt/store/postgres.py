@@ -58,7 +58,7 @@ class PostgresStore:
                 self._check_pgvector(conn)
                 from excerpt.store.pg_schema import migrate
 
-                migrate(conn)
+                self.applied_now = migrate(conn)
         except psycopg.Error as exc:
             reason = " ".join(str(exc).split())
             raise StoreError(f"cannot reach PostgreSQL at {_safe(url)}: {reason} (is the server "
@@ -89,6 +89,12 @@ class PostgresStore:
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one statement on a pooled connection (excerpt's errors, not psycopg's)."""
         return self._rows(sql, args)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """A pooled connection inside one transaction (committed when the block ends)."""
+        with self._conn() as conn, conn.transaction():
+            yield conn
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._conn() as conn:
@@ -307,6 +313,10 @@ class PostgresStore:
                 "INSERT INTO vector_cache VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
                 [(model, h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
                  for h, v in items.items()])
+
+    def migrations(self) -> list[str]:
+        """Names of the schema migrations applied to this database, in order."""
+        return [r[0] for r in self._rows("SELECT name FROM migrations ORDER BY name")]
 
     def close(self) -> None:
         for run_id in list(self._run_locks):

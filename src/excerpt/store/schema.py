@@ -107,10 +107,12 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Apply missing migrations; ``conn`` is in autocommit mode (isolation_level=None)."""
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply missing migrations (the names applied now); ``conn`` is in autocommit mode
+    (isolation_level=None)."""
     conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
     done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+    applied: list[str] = []
     for name, sql in MIGRATIONS:
         if name in done:
             continue
@@ -124,3 +126,5 @@ def migrate(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        applied.append(name)
+    return applied

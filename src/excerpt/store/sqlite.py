@@ -62,7 +62,7 @@ class SQLiteStore:
         try:
             self.home.mkdir(parents=True, exist_ok=True)
             self.segments_dir.mkdir(exist_ok=True)
-            migrate(self._conn)
+            self.applied_now = migrate(self._conn)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the store at {self.home}: {exc}") from exc
         self._segments: dict[str, Segment] = {}
@@ -416,6 +416,10 @@ class SQLiteStore:
                     for h, v in items.items()
                 ],
             )
+
+    def migrations(self) -> list[str]:
+        """Names of the schema migrations applied to this store, in order."""
+        return [r[0] for r in self._conn.execute("SELECT name FROM migrations ORDER BY name")]
 
     def close(self) -> None:
         with self._all_lock:

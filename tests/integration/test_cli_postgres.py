@@ -1,0 +1,58 @@
+"""The CLI against PostgreSQL (`--store URL`): migrate, ingest, search, graph, context, ask in
+a conversation (memory in PostgreSQL) and memory, on a real server; bad URLs refused."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from excerpt.cli.main import cli
+
+
+def run(home: Path, url: str, *args: str) -> Any:
+    out = CliRunner().invoke(cli, ["--home", str(home), "--store", url, *args, "--json"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.output)
+
+
+def test_every_command_runs_on_postgresql(pg_url: str, tmp_path: Path,
+                                          shared_data: Callable[..., Path]) -> None:
+    home = tmp_path / "scratch"
+    first = run(home, pg_url, "migrate")
+    assert first == {"store": "postgresql", "applied_now": ["001_initial", "002_memory"],
+                     "migrations": ["001_initial", "002_memory"]}
+    assert run(home, pg_url, "migrate")["applied_now"] == []
+    bundle = shared_data("fake_enterprise", "Release_FAKE_ENTERPRISE_1.0.zip")
+    done = run(home, pg_url, "ingest", str(bundle), "--collection", "code", "--embedder", "none",
+               "--no-progress")
+    assert done["status"] == "completed" and done["nodes"] == 291
+    assert not (home / "excerpt.db").exists()  # nothing of the store is kept locally
+    found = run(home, pg_url, "search", "ShipmentService SearchByTracking", "--collection",
+                "code", "--mode", "bm25", "-k", "3")
+    assert found["hits"][0]["id"] == "C0025"
+    tree = run(home, pg_url, "graph", "C0025", "--collection", "code")
+    assert [n["id"] for n in tree["nodes"]] == ["C0025", "C0026"]
+    texts = run(home, pg_url, "context", "--seed", "C0025", "--collection", "code")
+    assert texts["node_texts"][0]["id"] == "C0025"
+    asked = run(home, pg_url, "ask", "How are shipments searched by tracking number?",
+                "--collection", "code", "--mode", "bm25", "--conversation", "c1")
+    assert "[1]" in asked["answer"]
+    again = run(home, pg_url, "ask", "And what does it call?", "--collection", "code",
+                "--mode", "bm25", "--conversation", "c1")
+    assert again["conversation"] == "c1" and again["turn"] == 2
+    memory = run(home, pg_url, "memory", "c1", "read")
+    assert [u["speaker"] for u in memory["utterances"]] == ["user", "assistant"] * 2
+    assert not (home / "memory.db").exists()  # conversations live in PostgreSQL too
+
+
+def test_a_url_that_is_not_postgresql_is_refused(tmp_path: Path) -> None:
+    out = CliRunner().invoke(cli, ["--home", str(tmp_path), "--store", "mysql://x/y",
+                                   "snapshots"])
+    assert out.exit_code == 1 and "postgresql://" in out.output
+    out = CliRunner().invoke(cli, ["--home", str(tmp_path), "--store",
+                                   "postgresql://postgres@127.0.0.1:1/excerpt", "snapshots"])
+    assert out.exit_code == 1 and "cannot reach PostgreSQL" in out.output
