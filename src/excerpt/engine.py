@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,9 @@ from excerpt.types import (
 )
 
 __all__ = ["EMBEDDERS", "Engine", "IngestResult", "Progress", "SearchResult"]
+
+_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="excerpt-leg")
+"""Runs the dense leg of a hybrid search beside the lexical one, for stores that rank in SQL."""
 
 
 @dataclass(frozen=True)
@@ -344,28 +348,37 @@ class Engine:
     ) -> tuple[list[Candidate], list[str]]:
         notes = self.access.notes(view)
         depth = max(k, self.settings.fusion_depth)
-        has_vectors = self.access.has_vectors(view)
-        lexical: list[Candidate] = []
-        dense: list[Candidate] = []
-        if mode in ("bm25", "hybrid"):
-            t = time.perf_counter()
-            if not tokens:
-                notes.append("the query has no searchable terms for BM25")
-            lexical = self.access.bm25(view, tokens, k if mode == "bm25" else depth,
-                                       self.settings.bm25_k1, self.settings.bm25_b)
-            timings["bm25"] = (time.perf_counter() - t) * 1000
-        if mode in ("semantic", "hybrid"):
-            if not has_vectors and mode == "semantic":
+        want_lexical, want_dense = mode in ("bm25", "hybrid"), mode in ("semantic", "hybrid")
+        if want_dense and not self.access.has_vectors(view):
+            if mode == "semantic":
                 raise InputError(
-                    "no embeddings in this view: ingest with an embedder or use --mode bm25"
-                )
-            if not has_vectors:
-                notes.append("no embeddings in this view: hybrid ran BM25 only")
-            else:
-                t = time.perf_counter()
-                dense = self.access.dense(view, self._query_embedder, query,
-                                          k if mode == "semantic" else depth)
-                timings["semantic"] = (time.perf_counter() - t) * 1000
+                    "no embeddings in this view: ingest with an embedder or use --mode bm25")
+            notes.append("no embeddings in this view: hybrid ran BM25 only")
+            want_dense = False
+        if want_lexical and not tokens:
+            notes.append("the query has no searchable terms for BM25")
+
+        def lexical_leg() -> list[Candidate]:
+            t = time.perf_counter()
+            found = self.access.bm25(view, tokens, k if mode == "bm25" else depth,
+                                     self.settings.bm25_k1, self.settings.bm25_b)
+            timings["bm25"] = (time.perf_counter() - t) * 1000
+            return found
+
+        def dense_leg() -> list[Candidate]:
+            t = time.perf_counter()
+            found = self.access.dense(view, self._query_embedder, query,
+                                      k if mode == "semantic" else depth)
+            timings["semantic"] = (time.perf_counter() - t) * 1000
+            return found
+
+        if want_lexical and want_dense and self.access.concurrent_legs:
+            # A database answers both legs at once on two connections (each waits on I/O).
+            dense_future = _LEGS.submit(dense_leg)
+            lexical, dense = lexical_leg(), dense_future.result()
+        else:
+            lexical = lexical_leg() if want_lexical else []
+            dense = dense_leg() if want_dense else []
         if mode == "bm25":
             return lexical, notes
         if mode == "semantic":

@@ -43,6 +43,9 @@ class GraphAccess(Protocol):
 class Access(Protocol):
     """What the engine asks of a view; ``Any`` views are the access's own kind."""
 
+    concurrent_legs: bool
+    """Whether the lexical and dense legs of a hybrid search gain from running at once."""
+
     def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
              metadata: Mapping[str, Any]) -> Any: ...
 
@@ -80,6 +83,8 @@ def access_for(store: Store) -> Access:
 
 class SegmentAccess:
     """The embedded store: numpy over each snapshot's segment and the caller's mask."""
+
+    concurrent_legs = False  # both legs are CPU work in this process
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -205,6 +210,8 @@ class _SegmentGraph:
 
 class SqlAccess:
     """PostgreSQL ranks: every read is a query with the view's predicate (retrieve/sql.py)."""
+
+    concurrent_legs = True  # two queries on two pooled connections
 
     def __init__(self, rows: sql.Rows) -> None:
         self.rows = rows

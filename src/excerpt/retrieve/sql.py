@@ -103,25 +103,33 @@ def sql_bm25(rows: Rows, view: SqlView, weights: Mapping[str, float], depth: int
         return []
     where, params = view.where()
     terms = list(weights)
+    # Security before ranking: postings of the view's hidden nodes are removed (an anti-join
+    # with them; usually few or none) before df, N-relative idf or any score exists.
     sql = f"""
         WITH q(term, w) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),
+        hidden AS MATERIALIZED (
+            SELECT n.snapshot_id, n.ordinal FROM nodes n
+            WHERE n.snapshot_id = ANY(%s) AND NOT coalesce(({where}), false)),
         hits AS (
-            SELECT p.snapshot_id, p.ordinal, p.term, p.tf, n.doc_len, n.id
-            FROM q JOIN postings p ON p.term = q.term AND p.snapshot_id = ANY(%s)
-            JOIN nodes n ON n.snapshot_id = p.snapshot_id AND n.ordinal = p.ordinal
-            WHERE {where}),
+            SELECT p.snapshot_id, p.ordinal, p.term, p.tf, p.doc_len FROM postings p
+            WHERE p.snapshot_id = ANY(%s) AND p.term = ANY(%s) AND NOT EXISTS (
+                SELECT 1 FROM hidden h
+                WHERE h.snapshot_id = p.snapshot_id AND h.ordinal = p.ordinal)),
         df AS (SELECT term, count(*)::float8 AS df FROM hits GROUP BY term),
         scored AS (
-            SELECT h.snapshot_id, h.ordinal, h.id,
+            SELECT h.snapshot_id, h.ordinal,
                    sum(q.w * ln(1 + (%s - df.df + 0.5) / (df.df + 0.5))
                        * (h.tf / (h.tf + %s * (1 - %s + %s * h.doc_len / %s))))::real AS score
             FROM hits h JOIN q USING (term) JOIN df USING (term)
-            GROUP BY h.snapshot_id, h.ordinal, h.id)
-        SELECT array_position(%s::text[], snapshot_id), ordinal, id, score FROM scored
-        ORDER BY score DESC, id, array_position(%s::text[], snapshot_id) LIMIT %s"""
+            GROUP BY h.snapshot_id, h.ordinal),
+        cut AS (SELECT score FROM scored ORDER BY score DESC LIMIT 1 OFFSET %s)
+        SELECT array_position(%s::text[], s.snapshot_id) AS pos, s.ordinal, n.id, s.score
+        FROM scored s JOIN nodes n ON n.snapshot_id = s.snapshot_id AND n.ordinal = s.ordinal
+        WHERE s.score >= coalesce((SELECT score FROM cut), '-Infinity')
+        ORDER BY s.score DESC, n.id, pos LIMIT %s"""
     args = [terms, [float(weights[t]) for t in terms], view.snapshot_ids, *params,
-            float(view.visible), k1, b, b, view.avg_length, view.snapshot_ids,
-            view.snapshot_ids, depth]
+            view.snapshot_ids, terms, float(view.visible), k1, b, b, view.avg_length,
+            depth - 1, view.snapshot_ids, depth]
     return _candidates(view, rows(sql, args))
 
 
@@ -137,12 +145,15 @@ def sql_dense(rows: Rows, view: SqlView, embed_query: Callable[[str], QueryEmbed
         sids = [p.info.snapshot_id for p in view.parts if p.info.embed_model == model]
         vector = vector_text(embedder(query))  # as stored: the float32 values, exactly
         sql = f"""
-            SELECT array_position(%s::text[], n.snapshot_id), n.ordinal, n.id,
-                   (-(n.embedding <#> %s::vector))::real AS score
-            FROM nodes n WHERE {where} AND n.snapshot_id = ANY(%s)
-                AND n.embedding IS NOT NULL
-            ORDER BY score DESC, n.id, 1 LIMIT %s"""
-        pool += _candidates(view, rows(sql, [view.snapshot_ids, vector, *params, sids, depth]))
+            WITH scored AS (
+                SELECT v.snapshot_id, v.ordinal, (-(v.embedding <#> %s::vector))::real AS score
+                FROM node_vectors v WHERE v.snapshot_id = ANY(%s))
+            SELECT array_position(%s::text[], n.snapshot_id) AS pos, n.ordinal, n.id, s.score
+            FROM scored s JOIN nodes n ON n.snapshot_id = s.snapshot_id
+                AND n.ordinal = s.ordinal
+            WHERE {where}
+            ORDER BY s.score DESC, n.id, pos LIMIT %s"""
+        pool += _candidates(view, rows(sql, [vector, sids, view.snapshot_ids, *params, depth]))
     pool.sort(key=lambda c: (-c.score, c.id, c.part))
     return pool[:depth]
 
@@ -190,8 +201,9 @@ def sql_node_vectors(rows: Rows, view: SqlView,
         return None
     where, params = view.where()
     found = {(s, i): v for s, i, v in rows(
-        f"SELECT n.snapshot_id, n.id, n.embedding::text FROM nodes n WHERE {where} "
-        f"AND n.id = ANY(%s) AND n.embedding IS NOT NULL",
+        f"SELECT n.snapshot_id, n.id, v.embedding::text FROM nodes n JOIN node_vectors v ON "
+        f"v.snapshot_id = n.snapshot_id AND v.ordinal = n.ordinal WHERE {where} "
+        f"AND n.id = ANY(%s)",
         [*params, [i for _, i in nodes]])}
     if any(key not in found for key in nodes):
         return None

@@ -165,7 +165,15 @@ class PostgresStore:
                      json.dumps([e.to_json() for e in payload.errors]), snapshot_id, run_id))
         finally:
             self._end_run(run_id)
+        self._tidy()
         return self.snapshot(snapshot_id)
+
+    def _tidy(self) -> None:
+        """Statistics for the planner and the visibility map for index-only scans, for the rows
+        just published (VACUUM skips pages already all-visible, so this grows with the import,
+        not with the database)."""
+        with self._conn() as conn:
+            conn.execute("VACUUM (ANALYZE) nodes, node_vectors, postings")
 
     def fail_run(self, run_id: int, message: str, errors: Sequence[IngestIssue],
                  seconds: float) -> None:
@@ -334,17 +342,22 @@ def _copy_content(conn: Any, snapshot_id: str, p: SnapshotPayload, segment: Segm
                                 json.dumps(dict(d.metadata), ensure_ascii=False)))
         with cur.copy("COPY nodes FROM STDIN") as copy:
             for i, n in enumerate(p.nodes):
-                vector = None if vectors is None else vector_text(vectors[i])
                 copy.write_row((snapshot_id, i, n.id, n.document_id, n.text, n.title, n.source,
                                 n.start, n.end, list(n.acl_tags), list(n.classification_labels),
                                 json.dumps(dict(n.metadata), ensure_ascii=False),
-                                float(segment.doc_len[i]), vector))
-        with cur.copy("COPY postings FROM STDIN") as copy:
+                                float(segment.doc_len[i])))
+        if vectors is not None:
+            with cur.copy("COPY node_vectors FROM STDIN") as copy:
+                for i in range(len(p.nodes)):
+                    copy.write_row((snapshot_id, i, vector_text(vectors[i])))
+        lengths = segment.doc_len.tolist()
+        with cur.copy("COPY postings (snapshot_id, term, ordinal, tf, doc_len) FROM STDIN"
+                      ) as copy:
             for term in segment.term_ids:
                 found = segment.postings(term)
                 assert found is not None
                 for ordinal, tf in zip(found.docs.tolist(), found.tf.tolist(), strict=True):
-                    copy.write_row((snapshot_id, term, ordinal, tf))
+                    copy.write_row((snapshot_id, term, ordinal, tf, lengths[ordinal]))
         with cur.copy("COPY edges FROM STDIN") as copy:
             for i, e in enumerate(p.edges):
                 copy.write_row((snapshot_id, i, e.from_id, e.relation, e.to_id,
