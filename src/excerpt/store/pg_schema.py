@@ -11,6 +11,7 @@ so two processes migrating at once apply each migration once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 MIGRATION_LOCK = 7_316_001  # pg_advisory_xact_lock key: one migrator at a time
@@ -186,10 +187,11 @@ def applied(conn: Any) -> list[str]:
     return [r[0] for r in conn.execute("SELECT name FROM migrations ORDER BY name")]
 
 
-def migrate(conn: Any) -> list[str]:
-    """Apply the missing migrations, each in its own transaction; the names applied now."""
+def migrate(conn: Any, migrations: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """Apply the missing migrations (default: all of MIGRATIONS), each in its own transaction;
+    the names applied now."""
     done: list[str] = []
-    for name, sql in MIGRATIONS:
+    for name, sql in migrations or MIGRATIONS:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             conn.execute("CREATE TABLE IF NOT EXISTS migrations "
