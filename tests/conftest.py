@@ -125,3 +125,16 @@ def pg_database(postgres: Any) -> Iterator[Callable[[], str]]:
 def pg_url(pg_database: Callable[[], str]) -> str:
     """A new, empty database on the session's server for one test."""
     return pg_database()
+
+
+@pytest.fixture(scope="session")
+def regulation_book(shared_data: Callable[..., Path],
+                    tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from excerpt.engine import Engine
+
+    """The plain-text regulation book in a store (collection "reg", BM25 only: the embedding
+    of the whole book is measured in bench/, not paid by the test suite)."""
+    book = shared_data("regulations", "dongeui_regulations_9-340_20250702.txt")
+    home = tmp_path_factory.mktemp("regulations") / "home"
+    Engine(home).ingest(book, collection="reg", embedder="none")
+    return home

@@ -60,17 +60,6 @@ def fake_enterprise(shared_data: Callable[..., Path],
 
 
 @pytest.fixture(scope="session")
-def regulation_book(shared_data: Callable[..., Path],
-                    tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The plain-text regulation book in a store (collection "reg", BM25 only: the embedding
-    of the whole book is measured in bench/, not paid by the test suite)."""
-    book = shared_data("regulations", "dongeui_regulations_9-340_20250702.txt")
-    home = tmp_path_factory.mktemp("regulations") / "home"
-    Engine(home).ingest(book, collection="reg", embedder="none")
-    return home
-
-
-@pytest.fixture(scope="session")
 def books(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Both Gutenberg books in a store (collection "books", BM25 only: composition does not
     depend on the search mode, and the books' embedding is measured in bench/)."""

@@ -1,9 +1,11 @@
 """Citations and rights: multi-hop never follows a citation into a passage the caller may not
 see, and a query that names an article by its id gets it first only when the caller may see it.
+Every test runs on both stores: the embedded one and PostgreSQL (a real server).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -41,8 +43,29 @@ def book(path: Path, body: str) -> Path:
     return path
 
 
-def test_hidden_cited_article_is_not_added(tmp_path: Path) -> None:
-    engine = Engine(tmp_path / "home", Settings(multi_hop_threshold=0.3))
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
+        Callable[[Settings], Engine]]:
+    """``new_engine(settings)``: an engine on an empty store of the parametrised backend."""
+    made: list[Engine] = []
+
+    def make(settings: Settings) -> Engine:
+        store = None
+        if request.param == "postgres":
+            from excerpt.store.postgres import PostgresStore
+
+            store = PostgresStore(request.getfixturevalue("pg_url"), tmp_path / "scratch")
+        made.append(Engine(tmp_path / "home", settings, store=store))
+        return made[-1]
+
+    yield make
+    for engine in made:
+        engine.close()
+
+
+def test_hidden_cited_article_is_not_added(tmp_path: Path,
+                                           new_engine: Callable[[Settings], Engine]) -> None:
+    engine = new_engine(Settings(multi_hop_threshold=0.3))
     engine.ingest(book(tmp_path / "public.txt", PUBLIC), collection="reg",
                   fmt="regulations", embedder="none", source="public")
     engine.ingest(book(tmp_path / "secret.txt", SECRET), collection="reg",
@@ -66,8 +89,8 @@ LONG = """교원인사규정
 
 
 @pytest.fixture()
-def engine(tmp_path: Path) -> Engine:
-    engine = Engine(tmp_path / "home")
+def engine(tmp_path: Path, new_engine: Callable[[Settings], Engine]) -> Engine:
+    engine = new_engine(Settings())
     engine.ingest(book(tmp_path / "public.txt", LONG), collection="reg",
                   fmt="regulations", embedder="none", source="public")
     engine.ingest(book(tmp_path / "secret.txt", SECRET), collection="reg",

@@ -259,5 +259,34 @@ class SqlAccess:
     def follow_citations(self, view: sql.SqlView, ranked: list[Candidate],
                          weights: Mapping[str, float], settings: Settings
                          ) -> tuple[list[Candidate], MultiHopResult | None]:
-        """Not yet in SQL: regulation citations are followed by the embedded store only."""
-        return [], None
+        """As SegmentAccess.follow_citations, with scores and citations read in SQL: the
+        ranked passages' edges and the scores of what they cite come in batches."""
+        if settings.multi_hop_max < 1 or not sql.sql_has_relations(
+                self.rows, view, sorted(CITATION_RELATIONS)):
+            return [], None
+        graph = sql.SqlGraph(self.rows, view)
+        graph.prefetch([c.id for c in ranked])
+        scores: dict[str, float] = {}
+
+        def score(node_id: str) -> float:
+            if node_id not in scores:  # this node and every cited node not scored yet
+                wanted = {node_id, *(e.to_id for c in ranked for e in graph.outgoing(c.id))}
+                wanted -= set(scores)
+                found = sql.sql_bm25_of(self.rows, view, weights, sorted(wanted),
+                                        settings.bm25_k1, settings.bm25_b)
+                scores.update({n: found.get(n, 0.0) for n in wanted})
+            return scores[node_id]
+
+        for c in ranked:
+            score(c.id)
+        best = max((scores[c.id] for c in ranked), default=0.0) or 1.0
+
+        def cites(node_id: str) -> list[str]:
+            edges = [e for e in graph.outgoing(node_id) if e.relation in CITATION_RELATIONS]
+            graph.prefetch([e.to_id for e in edges])
+            return [e.to_id for e in edges if graph.status(e.to_id) == "visible"]
+
+        report = multi_hop([c.id for c in ranked], cites, lambda n: min(1.0, score(n) / best),
+                           settings.multi_hop_max, settings.multi_hop_threshold)
+        placed = {c.id: c for c in sql.sql_named(self.rows, view, report.hop_results)}
+        return [placed[n]._replace(score=score(n)) for n in report.hop_results], report

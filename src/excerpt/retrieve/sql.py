@@ -101,10 +101,40 @@ def sql_bm25(rows: Rows, view: SqlView, weights: Mapping[str, float], depth: int
              k1: float, b: float) -> list[Candidate]:
     if not weights or not view.visible:
         return []
+    ctes, args = _bm25_ctes(view, weights, k1, b)
+    sql = f"""{ctes},
+        cut AS (SELECT score FROM scored ORDER BY score DESC LIMIT 1 OFFSET %s)
+        SELECT array_position(%s::text[], s.snapshot_id) AS pos, s.ordinal, n.id, s.score
+        FROM scored s JOIN nodes n ON n.snapshot_id = s.snapshot_id AND n.ordinal = s.ordinal
+        WHERE s.score >= coalesce((SELECT score FROM cut), '-Infinity')
+        ORDER BY s.score DESC, n.id, pos LIMIT %s"""
+    return _candidates(view, rows(sql, [*args, depth - 1, view.snapshot_ids, depth]))
+
+
+def sql_bm25_of(rows: Rows, view: SqlView, weights: Mapping[str, float], ids: Sequence[str],
+                k1: float, b: float) -> dict[str, float]:
+    """BM25 scores of the visible nodes among ``ids`` (statistics of the whole view; a node in
+    several parts scores in its first); nodes matching no term are absent."""
+    if not weights or not view.visible or not ids:
+        return {}
+    ctes, args = _bm25_ctes(view, weights, k1, b)
+    found = rows(f"""{ctes}
+        SELECT n.id, s.score FROM scored s JOIN nodes n ON n.snapshot_id = s.snapshot_id
+            AND n.ordinal = s.ordinal
+        WHERE n.id = ANY(%s)
+        ORDER BY array_position(%s::text[], s.snapshot_id) DESC""",
+                 [*args, list(ids), view.snapshot_ids])
+    return {node_id: float(score) for node_id, score in found}  # the first part's wins
+
+
+def _bm25_ctes(view: SqlView, weights: Mapping[str, float], k1: float,
+               b: float) -> tuple[str, list[Any]]:
+    """The CTEs that score every visible node matching a term (``scored``), and their args.
+
+    Security before ranking: postings of the view's hidden nodes are removed (an anti-join
+    with them; usually few or none) before df, idf or any score exists."""
     where, params = view.where()
     terms = list(weights)
-    # Security before ranking: postings of the view's hidden nodes are removed (an anti-join
-    # with them; usually few or none) before df, N-relative idf or any score exists.
     sql = f"""
         WITH q(term, w) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),
         hidden AS MATERIALIZED (
@@ -121,16 +151,16 @@ def sql_bm25(rows: Rows, view: SqlView, weights: Mapping[str, float], depth: int
                    sum(q.w * ln(1 + (%s - df.df + 0.5) / (df.df + 0.5))
                        * (h.tf / (h.tf + %s * (1 - %s + %s * h.doc_len / %s))))::real AS score
             FROM hits h JOIN q USING (term) JOIN df USING (term)
-            GROUP BY h.snapshot_id, h.ordinal),
-        cut AS (SELECT score FROM scored ORDER BY score DESC LIMIT 1 OFFSET %s)
-        SELECT array_position(%s::text[], s.snapshot_id) AS pos, s.ordinal, n.id, s.score
-        FROM scored s JOIN nodes n ON n.snapshot_id = s.snapshot_id AND n.ordinal = s.ordinal
-        WHERE s.score >= coalesce((SELECT score FROM cut), '-Infinity')
-        ORDER BY s.score DESC, n.id, pos LIMIT %s"""
+            GROUP BY h.snapshot_id, h.ordinal)"""
     args = [terms, [float(weights[t]) for t in terms], view.snapshot_ids, *params,
-            view.snapshot_ids, terms, float(view.visible), k1, b, b, view.avg_length,
-            depth - 1, view.snapshot_ids, depth]
-    return _candidates(view, rows(sql, args))
+            view.snapshot_ids, terms, float(view.visible), k1, b, b, view.avg_length]
+    return sql, args
+
+
+def sql_has_relations(rows: Rows, view: SqlView, relations: Sequence[str]) -> bool:
+    """Whether any snapshot of the view holds an edge of one of ``relations``."""
+    return bool(rows("SELECT 1 FROM edges WHERE snapshot_id = ANY(%s) AND relation = ANY(%s) "
+                     "LIMIT 1", [view.snapshot_ids, list(relations)]))
 
 
 def sql_dense(rows: Rows, view: SqlView, embed_query: Callable[[str], QueryEmbedder | None],
