@@ -29,6 +29,7 @@ from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress,
 from excerpt.memory.backends import MemoryBackend
 from excerpt.provenance.prov import ExplainCallback
 from excerpt.provenance.trace import (
+    Trace,
     TraceLog,
     context_entry,
     graph_entry,
@@ -281,7 +282,7 @@ class Engine:
         if self._trace_log and fetch:
             trace, lines = search_entry(query, mode, k, self._applied(view, filters, principal),
                                         hits, timings)
-            self._trace_log.write(trace, TraceLog.RESULTS_LOG, lines)
+            self._write_trace(trace, TraceLog.RESULTS_LOG, lines)
         return SearchResult(query, mode, k, applied, hits, analysis, timings, ranking)
 
     # -- ask ----------------------------------------------------------------------------------
@@ -337,6 +338,15 @@ class Engine:
         if adaptive is not None:
             return adaptive.k, adaptive.reason
         return self.settings.default_k, "default"
+
+    def _write_trace(self, trace: Trace, log_name: str, lines: list[str]) -> None:
+        """The trace and log lines under log_dir, and in the store when it keeps traces
+        (PostgreSQL: every application server's traces in one table)."""
+        assert self._trace_log is not None
+        self._trace_log.write(trace, log_name, lines)
+        record = getattr(self.store, "record_trace", None)
+        if record is not None:
+            record(trace.to_json())
 
     @staticmethod
     def _applied(view: View, filters: Filters, principal: Principal) -> dict[str, Any]:
@@ -415,7 +425,7 @@ class Engine:
         result = expand(seeds, graph.outgoing, graph.status, limits, graph.prefetch)
         if self._trace_log:
             trace, lines = graph_entry(self._applied(view, filters, principal), result)
-            self._trace_log.write(trace, TraceLog.GRAPH_LOG, lines)
+            self._write_trace(trace, TraceLog.GRAPH_LOG, lines)
         return result
 
     # -- context --------------------------------------------------------------------------------
@@ -452,7 +462,7 @@ class Engine:
         result = ContextResult(taken, skipped, budget, max_chars, mode)
         if self._trace_log:
             trace, lines = context_entry(self._applied(view, filters, principal), result)
-            self._trace_log.write(trace, TraceLog.RESULTS_LOG, lines)
+            self._write_trace(trace, TraceLog.RESULTS_LOG, lines)
         return result
 
     def _query_embedder(self, model: str) -> QueryEmbedder | None:

@@ -6,6 +6,7 @@ exactly the allowed nodes for every principal of the security matrices, in every
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,24 @@ def test_answers_agree(engines: dict[str, Engine], mode: str) -> None:
     json_a, json_b = a.to_json(), b.to_json()
     json_a.pop("timings_ms"), json_b.pop("timings_ms")
     assert json_a == json_b and "[1]" in json_a["answer"]
+
+
+def test_traces_are_kept_in_postgresql_and_hold_only_what_the_caller_saw(
+        engines: dict[str, Engine], tmp_path: Path) -> None:
+    from excerpt.settings import Settings
+
+    store = engines["postgres"].store
+    traced = Engine(tmp_path, Settings(log_dir=str(tmp_path / "log")), store=store)
+    who = Principal(frozenset({"finance"}), frozenset({"public", "internal"}))
+    traced.search("general ledger entries", Filters("sec"), who, "hybrid", 50)
+    traced.graph(["ROOT"], Filters("sec"), who, GraphLimits(2, 120))
+    traced.context(["ROOT", "ACL_HR"], [], Filters("sec"), who, 1000)
+    kept = store.traces(3)  # type: ignore[attr-defined]
+    assert [t["kind"] for t in kept] == ["context", "graph", "search"]
+    files = sorted((tmp_path / "log" / "pipeline_traces").glob("2*.json"))
+    assert len(files) == 3  # the files are written as before, the table has the same traces
+    hidden = set(TABLE) - allowed(who)
+    text = json.dumps(kept[1:])  # search and graph: the caller named no hidden node
+    assert not any(f'"{h}"' in text for h in hidden)
+    assert kept[0]["stages"][1]["state_after"]["skipped"] == [
+        {"id": "ACL_HR", "reason": "not found"}]  # the caller's own request, as if unknown

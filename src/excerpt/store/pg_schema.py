@@ -176,6 +176,18 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE postings ALTER COLUMN doc_len SET NOT NULL;
         """,
     ),
+    (
+        "004_traces",
+        """
+        CREATE TABLE traces (
+            id bigserial PRIMARY KEY,
+            kind text NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            trace jsonb NOT NULL
+        );
+        CREATE INDEX traces_by_time ON traces (created_at);
+        """,
+    ),
 ]
 
 

@@ -322,6 +322,17 @@ class PostgresStore:
                 [(model, h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
                  for h, v in items.items()])
 
+    def record_trace(self, trace: dict[str, Any]) -> None:
+        """Keep a pipeline trace (search, graph, context) in the ``traces`` table."""
+        with self._conn() as conn:
+            conn.execute("INSERT INTO traces(kind, trace) VALUES (%s, %s)",
+                         (trace.get("kind", ""), json.dumps(trace, ensure_ascii=False)))
+
+    def traces(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The latest ``limit`` traces, newest first."""
+        return [r[0] for r in self._rows("SELECT trace FROM traces ORDER BY id DESC LIMIT %s",
+                                         (limit,))]
+
     def migrations(self) -> list[str]:
         """Names of the schema migrations applied to this database, in order."""
         return [r[0] for r in self._rows("SELECT name FROM migrations ORDER BY name")]
