@@ -184,3 +184,17 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=r"cannot reach PostgreSQL .*excerpt pg start") as err:
         PostgresStore("postgresql://postgres:secret@127.0.0.1:1/excerpt", tmp_path)
     assert "secret" not in str(err.value)  # no password in messages
+
+
+def test_a_nul_character_is_refused_alike(engine: Engine, tmp_path: Path) -> None:
+    """PostgreSQL cannot store U+0000 in text: every store refuses it before anything is
+    written, naming the file and the node, and the import leaves nothing visible."""
+    corpus = tmp_path / "beir"
+    corpus.mkdir()
+    (corpus / "corpus.jsonl").write_text(
+        '{"_id": "d1", "title": "ok", "text": "a clean record"}\n'
+        '{"_id": "d2", "title": "bad", "text": "a NUL \\u0000 inside"}\n', "utf-8")
+    with pytest.raises(CorpusError, match=r"node 'd2' contains a NUL character"):
+        engine.ingest(corpus, collection="nul", fmt="beir", embedder="none")
+    assert engine.store.snapshots("nul") == []
+    assert engine.store.runs("nul")[0].status == "failed"

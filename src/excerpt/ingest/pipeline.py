@@ -219,6 +219,10 @@ def _checked_nodes(nodes: Sequence[Node]) -> list[Node]:
     for n in ordered:
         if "\n" in n.id or not n.id:
             raise CorpusError(f"invalid node id {n.id!r}: ids are non-empty single lines")
+        if any("\x00" in field for field in (n.id, n.text, n.title, n.source)):
+            # PostgreSQL cannot store U+0000 in text; refused here so every store behaves alike
+            raise CorpusError(f"{n.source or n.document_id}: node {n.id!r} contains a NUL "
+                              "character (U+0000); remove it and import again")
     return ordered
 
 
