@@ -57,3 +57,37 @@ def test_a_url_that_is_not_postgresql_is_refused(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["--home", str(tmp_path), "--store",
                                    "postgresql://postgres@127.0.0.1:1/excerpt", "snapshots"])
     assert out.exit_code == 1 and "cannot reach PostgreSQL" in out.output
+
+
+def test_the_service_runs_on_postgresql(pg_url: str, tmp_path: Path,
+                                        serving: Callable[[Any], Any]) -> None:
+    import urllib.request
+
+    from excerpt.engine import Engine
+    from excerpt.server.app import create_app
+    from excerpt.server.keys import KeyRing
+
+    engine = Engine(tmp_path, store_url=pg_url)
+    (tmp_path / "notes.txt").write_text("The cafeteria serves lunch at noon.", "utf-8")
+    engine.ingest(tmp_path / "notes.txt", collection="c", embedder="none")
+    ring = KeyRing(tmp_path / "keys.yaml")
+    _, key = ring.add("ana")
+    ring.save()
+
+    def call(path: str, body: dict[str, Any] | None = None) -> Any:
+        request = urllib.request.Request(
+            url + path, json.dumps(body).encode() if body else None,
+            {"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    with serving(create_app(engine, KeyRing.load(tmp_path / "keys.yaml"))) as url:
+        hits = call("/v1/search?q=lunch&collection=c&mode=bm25")["hits"]
+        assert [h["id"] for h in hits] == ["notes.txt:0000"]
+        call("/v1/memory/talk/query", {"intent": "add", "data": {
+            "speaker": "user", "turn": 1, "text": "When is lunch?"}})
+        read = call("/v1/memory/talk/query", {"intent": "read", "data": {}})
+        assert [u["text"] for u in read["utterances"]] == ["When is lunch?"]
+    assert engine.store.query("SELECT conversation FROM utterances") == [  # type: ignore[attr-defined]
+        ("ana/talk",)]  # the key's conversation, kept in PostgreSQL
+    engine.close()
