@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import struct
 import tempfile
 import threading
 import time
@@ -138,3 +139,50 @@ def regulation_book(shared_data: Callable[..., Path],
     home = tmp_path_factory.mktemp("regulations") / "home"
     Engine(home).ingest(book, collection="reg", embedder="none")
     return home
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Flags for a closed network: no background connections, no component updates, no sync.
+CHROMIUM_ARGS = ["--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's headless Chromium driven by Playwright (``executable_path``); the tests that
+    use it are skipped, saying why, where it is not installed."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (`make test` installs it when run as "
+                    "root; otherwise: apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser context and page; the test fails on any uncaught JavaScript error."""
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield opened
+    context.close()
+    assert not errors, errors
+
+
+def console_errors(page: Any) -> list[str]:
+    """The console errors ``page`` logs from now on (failed loads included)."""
+    seen: list[str] = []
+    page.on("console", lambda m: seen.append(m.text) if m.type == "error" else None)
+    return seen
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """Width and height from a PNG's header (and proof that it is one)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return int(width), int(height)

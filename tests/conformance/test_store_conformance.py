@@ -198,3 +198,25 @@ def test_a_nul_character_is_refused_alike(engine: Engine, tmp_path: Path) -> Non
         engine.ingest(corpus, collection="nul", fmt="beir", embedder="none")
     assert engine.store.snapshots("nul") == []
     assert engine.store.runs("nul")[0].status == "failed"
+
+
+def test_evaluation_runs_are_kept_alike(backend: tuple[str, str], tmp_path: Path) -> None:
+    store = open_store(*backend, tmp_path)
+    try:
+        record = {"kind": "beir", "dataset": "/data/scifact", "split": "test",
+                  "collection": "c", "mode": "bm25", "summary": {"ndcg@10": 0.5, "queries": 1},
+                  "settings": {"k": 100, "fusion": "blend"}, "version": "0.1.0",
+                  "git_commit": None, "stage_latency_ms": {"bm25": {"p50": 1.0}},
+                  "items": [{"id": "q1", "query": "장학금 ☕", "ndcg@10": 0.5, "ranking": ["d1"]}]}
+        first = store.save_eval_run(record)
+        second = store.save_eval_run({**record, "mode": "hybrid"})
+        headers = store.eval_runs()
+        assert [(h["id"], h["mode"], h["summary"]) for h in headers] == [
+            (first, "bm25", record["summary"]), (second, "hybrid", record["summary"])]
+        kept = store.eval_run(first)
+        assert {k: v for k, v in kept.items() if k not in ("id", "created_at")} == record
+        assert list(kept["summary"]) == ["ndcg@10", "queries"]  # key order kept
+        with pytest.raises(NotFoundError, match="no evaluation run"):
+            store.eval_run(second + 100)
+    finally:
+        store.close()

@@ -6,7 +6,6 @@ dependency tree, and screenshots are taken and checked."""
 from __future__ import annotations
 
 import json
-import struct
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -20,17 +19,6 @@ from excerpt.engine import Engine
 from excerpt.server.app import create_app
 from excerpt.server.keys import KeyRing
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="Debian's chromium is not installed (`make test` installs it when run as root; "
-           "otherwise: apt-get install chromium)")
-sync_api = pytest.importorskip("playwright.sync_api")
-
-# Flags for a closed network: no background connections, no component updates, no sync.
-CHROMIUM_ARGS = ["--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 PUBLIC = "The cafeteria serves lunch from noon until two in the afternoon on weekdays."
 SECRET = "The board approved the lunch budget cut for the cafeteria as part of the merger."
 
@@ -59,23 +47,13 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
         yield url, keys
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield opened
-    context.close()
-    assert not errors, errors  # no uncaught JavaScript error in any test
+def test_the_page_loads_with_no_console_error(site: tuple[str, dict[str, str]],
+                                             page: Any) -> None:
+    url, _ = site
+    errors = console_errors(page)
+    page.goto(url + "/")
+    page.wait_for_selector("#query")
+    assert errors == []
 
 
 def submit(page: Any, url: str, key: str, query: str, collection: str, button: str) -> None:
@@ -88,10 +66,7 @@ def submit(page: Any, url: str, key: str, query: str, collection: str, button: s
     page.click(button)
 
 
-def png_size(data: bytes) -> tuple[int, int]:
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
-    width, height = struct.unpack(">II", data[16:24])
-    return width, height
+from tests.conftest import console_errors, png_size  # noqa: E402
 
 
 def test_a_question_gets_a_cited_answer_and_citations_focus_their_quotes(

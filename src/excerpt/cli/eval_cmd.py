@@ -13,7 +13,27 @@ from excerpt.types import SEARCH_MODES
 BEIR_K = 100
 
 
-@cli.command("eval")
+GATE_FAILED = 3  # exit status when a --fail-under bar is not met (1: an error)
+
+
+class _EvalGroup(click.Group):
+    """``excerpt eval DATASET ...`` runs an evaluation; ``excerpt eval runs|report|compare``
+    work on stored runs."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@cli.group("eval", cls=_EvalGroup)
+def eval_group() -> None:
+    """Measure quality: `excerpt eval DATASET [options]` runs one evaluation and stores it
+    (see `excerpt eval run --help`); `runs` lists stored runs, `report` draws them, `compare`
+    tests two of them against each other."""
+
+
+@eval_group.command("run")
 @click.argument("dataset", type=click.Path(exists=True, path_type=Path))
 @click.option("--split", type=click.Choice(["test", "train", "dev"]), default="test",
               show_default=True, help="BEIR split (BEIR folders only).")
@@ -25,26 +45,50 @@ BEIR_K = 100
                    "adaptive for scenario files.")
 @click.option("--rerank", "rerank", default=None, metavar="NAME", is_flag=False,
               flag_value="features", help="Rerank each query's 3 x k candidates with NAME.")
+@click.option("--report", "report_dir", default=None, metavar="DIR",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Also write DIR/report.html with its plots (PNG).")
+@click.option("--fail-under", "fail_under", default=None, metavar="METRIC=V[,METRIC=V]",
+              help=f"Exit {GATE_FAILED} when a metric is below its bar "
+                   "(e.g. ndcg@10=0.70,recall@100=0.90).")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @click.pass_context
 @handles_errors
 def eval_command(ctx: click.Context, dataset: Path, split: str, collection: str | None,
-                 mode: str, k: int | None, rerank: str | None, no_progress: bool) -> None:
+                 mode: str, k: int | None, rerank: str | None, report_dir: Path | None,
+                 fail_under: str | None, no_progress: bool) -> None:
     """Score retrieval on DATASET: a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv;
-    ingested when absent or changed) -> nDCG@10, recall, MRR, latency; or a scenario file
-    (.yaml/.json: query, gold ids, reference answer; see examples/regulations/scenarios.yaml)
-    over an ingested collection -> contextual recall, faithfulness, answer relevancy."""
+    ingested when absent or changed) -> nDCG@10, recall, MRR, latency per stage; or a scenario
+    file (.yaml/.json: query, gold ids, reference answer; see
+    examples/regulations/scenarios.yaml) over an ingested collection -> contextual recall,
+    faithfulness, answer relevancy. The run is kept in the store (`excerpt eval runs`)."""
+    from excerpt.evaluate.runs import failed_gates, parse_gates, run_record
     from excerpt.evaluate.scenarios import is_scenario_file
 
+    gates = parse_gates(fail_under) if fail_under else {}
+    engine = ctx.obj["engine"]
     with progress_bar(not no_progress) as update:
         if is_scenario_file(dataset):
-            report = _scenarios(ctx, dataset, collection, mode, k, update, rerank)
-            human = _scenario_lines(report)
+            kind, report = "scenarios", _scenarios(ctx, dataset, collection, mode, k, update,
+                                                   rerank)
         else:
-            report = _beir(ctx, dataset, split, collection, mode, k, update, rerank)
-            human = _beir_line(report)
-    emit(ctx, report, lambda: click.echo(human))
+            kind, report = "beir", _beir(ctx, dataset, split, collection, mode, k, update, rerank)
+    record = run_record(kind, dataset, report, engine.settings)
+    report = {"run_id": engine.store.save_eval_run(record),
+              **{key: v for key, v in report.items() if key != "per_query"}}
+    if report_dir is not None:
+        from excerpt.evaluate.report import write_report
+
+        report["report"] = str(write_report([engine.store.eval_run(report["run_id"])],
+                                            report_dir))
+    failed = failed_gates(record["summary"], gates)
+    human = _scenario_lines(report) if kind == "scenarios" else _beir_line(report)
+    emit(ctx, {**report, **({"gates_failed": failed} if gates else {})},
+         lambda: click.echo(human))
+    if failed:
+        click.echo("excerpt: below the bar: " + "; ".join(failed), err=True)
+        ctx.exit(GATE_FAILED)
 
 
 def _beir(ctx: click.Context, folder: Path, split: str, collection: str | None, mode: str,
@@ -89,3 +133,79 @@ def _scenario_lines(report: dict[str, Any]) -> str:
     for r in missed:
         lines.append(f"  missed {r['id']}: {', '.join(r['missed_gold'])}  ({r['query']})")
     return "\n".join(lines)
+
+
+@eval_group.command("runs")
+@json_option
+@click.pass_context
+@handles_errors
+def eval_runs(ctx: click.Context) -> None:
+    """List the stored evaluation runs, oldest first."""
+    runs = ctx.obj["engine"].store.eval_runs()
+
+    def human() -> None:
+        if not runs:
+            click.echo("no evaluation runs yet: `excerpt eval DATASET` makes one")
+        for r in runs:
+            s = r["summary"]
+            main = (f"nDCG@10 {s['ndcg@10']:.4f}" if "ndcg@10" in s
+                    else f"recall {s.get('context_recall', 0):.3f}")
+            click.echo(f"#{r['id']:<4} {r['created_at'][:19]}  {r['kind']:<9} {r['mode']:<8} "
+                       f"{r['collection']:<20} {main}  {Path(r['dataset']).name}")
+
+    emit(ctx, {"runs": runs}, human)
+
+
+@eval_group.command("report")
+@click.argument("run_ids", nargs=-1, required=True, type=int)
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The folder for report.html and its PNG plots.")
+@json_option
+@click.pass_context
+@handles_errors
+def eval_report(ctx: click.Context, run_ids: tuple[int, ...], out: Path) -> None:
+    """Write OUT/report.html for stored runs RUN_IDS (two: the second against the first)."""
+    from excerpt.evaluate.report import write_report
+
+    store = ctx.obj["engine"].store
+    page = write_report([store.eval_run(i) for i in run_ids], out)
+    emit(ctx, {"report": str(page), "plots": sorted(p.name for p in out.glob("*.png"))},
+         lambda: click.echo(str(page)))
+
+
+@eval_group.command("compare")
+@click.argument("run_a", type=int)
+@click.argument("run_b", type=int)
+@click.option("--test", type=click.Choice(["student", "fisher"]), default="student",
+              show_default=True, help="ranx's paired test: Student's t, or Fisher's "
+                                      "randomization.")
+@click.option("--max-p", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help="The p-value at or below which a difference counts as significant.")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many of the most changed queries to list.")
+@json_option
+@click.pass_context
+@handles_errors
+def eval_compare(ctx: click.Context, run_a: int, run_b: int, test: str, max_p: float,
+                 top: int) -> None:
+    """Run B against run A: metric differences with a paired significance test, and the
+    queries that changed most with their top hits side by side."""
+    from excerpt.evaluate.compare import compare_runs
+
+    store = ctx.obj["engine"].store
+    result = compare_runs(store.eval_run(run_a), store.eval_run(run_b), test, max_p, top)
+
+    def human() -> None:
+        click.echo(f"#{run_b} against #{run_a} on {result['queries']} queries ({test}):")
+        for m in result["metrics"]:
+            mark = " *" if m["significant"] else ""
+            click.echo(f"  {m['metric']:<18} {m['a']:.4f} -> {m['b']:.4f}  "
+                       f"({m['delta']:+.4f}, p {m['p_value']:.3g}){mark}")
+        for q in result["changed"]:
+            click.echo(f"  {q['id']}: {q['metric']} {q['a']:.3f} -> {q['b']:.3f}  {q['query']}")
+            tops = zip([h["id"] for h in q["top_a"]], [h["id"] for h in q["top_b"]],
+                       strict=False)
+            for left, right in tops:
+                click.echo(f"      {left:<40} {right}")
+
+    emit(ctx, result, human)

@@ -26,10 +26,13 @@ def _ranked(run: Run, depth: int | None = None) -> dict[str, dict[str, float]]:
     return out
 
 
-def ir_metrics(qrels: Qrels, run: Run) -> dict[str, float]:
-    """nDCG@10, Recall@10, Recall@100 and MRR@10, averaged over the judged queries.
+METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 
-    A judged query missing from ``run`` (or with no results) counts as 0 for every metric.
+
+def ir_per_query(qrels: Qrels, run: Run) -> dict[str, dict[str, float]]:
+    """nDCG@10, Recall@10, Recall@100 and MRR@10 of every judged query.
+
+    A judged query missing from ``run`` (or with no results) scores 0 on every metric.
     """
     import pytrec_eval
 
@@ -41,13 +44,26 @@ def ir_metrics(qrels: Qrels, run: Run) -> dict[str, float]:
     per_q = ev.evaluate(full)
     ev_rr = pytrec_eval.RelevanceEvaluator(judged, {"recip_rank"})
     per_q_rr = ev_rr.evaluate(_ranked(full, 10))
-    n = len(judged)
-    return {
-        "ndcg@10": sum(m["ndcg_cut_10"] for m in per_q.values()) / n,
-        "recall@10": sum(m["recall_10"] for m in per_q.values()) / n,
-        "recall@100": sum(m["recall_100"] for m in per_q.values()) / n,
-        "mrr@10": sum(m["recip_rank"] for m in per_q_rr.values()) / n,
-    }
+    return {q: {"ndcg@10": per_q[q]["ndcg_cut_10"], "recall@10": per_q[q]["recall_10"],
+                "recall@100": per_q[q]["recall_100"], "mrr@10": per_q_rr[q]["recip_rank"]}
+            for q in judged}
+
+
+def ir_metrics(qrels: Qrels, run: Run) -> dict[str, float]:
+    """The per-query metrics of :func:`ir_per_query`, averaged over the judged queries."""
+    return mean_metrics(ir_per_query(qrels, run))
+
+
+def mean_metrics(per_query: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    return {m: sum(q[m] for q in per_query.values()) / len(per_query) for m in METRICS}
+
+
+def stage_summary(timings: Sequence[Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    """Latency percentiles of every pipeline stage that appears in ``timings`` (one mapping of
+    stage -> ms per query), in the order the stages first appear."""
+    stages = list(dict.fromkeys(stage for t in timings for stage in t))
+    return {stage: latency_summary([t[stage] for t in timings if stage in t])
+            for stage in stages}
 
 
 def latency_summary(milliseconds: Sequence[float]) -> dict[str, float]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from excerpt.engine import Engine
 from excerpt.evaluate.beir import corpus_fingerprint, load_beir_dataset
-from excerpt.evaluate.metrics import ir_metrics, latency_summary
+from excerpt.evaluate.metrics import ir_per_query, latency_summary, mean_metrics, stage_summary
 from excerpt.types import Filters, Principal, SearchMode
 
 
@@ -38,17 +38,28 @@ def evaluate(engine: Engine, folder: Path, split: str = "test", collection: str 
     collection = collection or f"beir-{Path(folder).resolve().name}"
     ensure_ingested(engine, data.corpus, collection, progress=progress)
     run: dict[str, dict[str, float]] = {}
-    latencies: list[float] = []
+    rows: list[dict[str, Any]] = []
     filters, everyone = Filters(collection=collection), Principal.admin()
     for i, (qid, text) in enumerate(data.queries.items()):
         t = time.perf_counter()
         result = engine.search(text, filters, everyone, mode, max(k, 10), fetch=False,
                                reranker=reranker)
-        latencies.append((time.perf_counter() - t) * 1000)
+        latency = (time.perf_counter() - t) * 1000
         run[qid] = {node_id: score for node_id, score, _ in result.ranking}
+        rows.append({"id": qid, "query": text, "latency_ms": latency,
+                     "stages_ms": dict(result.timings_ms),
+                     "ranking": [node_id for node_id, _, _ in result.ranking],
+                     "relevant": sorted(d for d, r in data.qrels.get(qid, {}).items() if r > 0)})
         if progress:
             progress("queries", i + 1, len(data.queries))
-    metrics = ir_metrics(data.qrels, run)
-    return {"queries": len(data.queries), **metrics, "latency_ms": latency_summary(latencies),
+    per_query = ir_per_query(data.qrels, run)
+    for row in rows:
+        row.update(per_query.get(row["id"], {}))
+    judged = [r for r in rows if r["id"] in per_query]
+    return {"queries": len(data.queries), **mean_metrics(per_query),
+            "latency_ms": latency_summary([r["latency_ms"] for r in rows]),
+            "stage_latency_ms": stage_summary([r["stages_ms"] for r in rows]),
             "mode": mode, "k": max(k, 10), "collection": collection, "split": split,
-            "reranker": reranker or "none"}
+            "reranker": reranker or "none",
+            "snapshot_ids": [s.snapshot_id for s in engine.resolve(filters)],
+            "per_query": judged}

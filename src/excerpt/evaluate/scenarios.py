@@ -34,7 +34,7 @@ from excerpt.compose.quotes import extractive_answer, select_quotes
 from excerpt.embed.base import Embedder
 from excerpt.engine import Engine
 from excerpt.errors import InputError
-from excerpt.evaluate.metrics import latency_summary
+from excerpt.evaluate.metrics import latency_summary, stage_summary
 from excerpt.evaluate.rag import (
     answer_relevancy,
     context_recall,
@@ -153,6 +153,8 @@ def _score(engine: Engine, scenario: Scenario, filters: Filters, mode: SearchMod
         "query": scenario.query,
         "k": result.k,
         "hits": [node_id for node_id, _ in passages],
+        "ranking": [node_id for node_id, _ in passages],
+        "relevant": list(scenario.gold),
         "missed_gold": [g for g in scenario.gold if g not in {p for p, _ in passages}],
         "answer": answer,
         "context_recall": context_recall(scenario.reference, contexts),
@@ -160,6 +162,7 @@ def _score(engine: Engine, scenario: Scenario, filters: Filters, mode: SearchMod
         "faithfulness": faithfulness(answer, contexts),
         "answer_relevancy": answer_relevancy(scenario.query, answer, similarity),
         "latency_ms": latency,
+        "stages_ms": dict(result.timings_ms),
     }
 
 
@@ -204,6 +207,8 @@ def evaluate_scenarios(engine: Engine, file: ScenarioFile, collection: str | Non
         **{m: _mean(rows, m) for m in METRICS},
         "answer_relevancy_mismatched": _mismatched(rows, similarity),
         "latency_ms": latency_summary([r["latency_ms"] for r in rows]),
+        "stage_latency_ms": stage_summary([r["stages_ms"] for r in rows]),
+        "snapshot_ids": [s.snapshot_id for s in engine.resolve(Filters(collection=name))],
         "by_kind": {kind: {"scenarios": len(sub), **{m: _mean(sub, m) for m in METRICS}}
                     for kind in kinds if (sub := [r for r in rows if r["kind"] == kind])},
         "per_scenario": rows,

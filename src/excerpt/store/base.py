@@ -91,6 +91,13 @@ class SnapshotPayload:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def eval_header(columns: Sequence[Any], summary: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored evaluation run's header, from (id, created_at, kind, dataset, collection,
+    mode) and its summary."""
+    keys = ("id", "created_at", "kind", "dataset", "collection", "mode")
+    return {**dict(zip(keys, columns, strict=True)), "summary": dict(summary)}
+
+
 def set_members(store: Store, collection: str, name: str,
                 snapshot_ids: Sequence[str]) -> list[str]:
     """The members a new set ``name`` may have: ``snapshot_ids`` once each, in order, every one
@@ -162,6 +169,19 @@ class Store(VectorStoreCache, Protocol):
 
     def migrations(self) -> list[str]:
         """Names of the schema migrations applied, in order."""
+        ...
+
+    def save_eval_run(self, record: Mapping[str, Any]) -> int:
+        """Keep one evaluation run (excerpt.evaluate.runs); its new id."""
+        ...
+
+    def eval_runs(self) -> list[dict[str, Any]]:
+        """Every stored run's header (id, created_at, kind, dataset, collection, mode,
+        summary), oldest first."""
+        ...
+
+    def eval_run(self, run_id: int) -> dict[str, Any]:
+        """One stored run, whole (NotFoundError when there is none)."""
         ...
 
     def close(self) -> None: ...

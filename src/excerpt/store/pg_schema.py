@@ -188,6 +188,21 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX traces_by_time ON traces (created_at);
         """,
     ),
+    (
+        "005_eval_runs",
+        """
+        CREATE TABLE eval_runs (
+            id bigserial PRIMARY KEY,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            kind text NOT NULL,
+            dataset text NOT NULL,
+            collection text NOT NULL,
+            mode text NOT NULL,
+            summary json NOT NULL,
+            data json NOT NULL
+        );
+        """,
+    ),
 ]
 
 

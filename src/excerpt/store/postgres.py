@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.errors import DependencyError, InputError, NotFoundError, StoreError
-from excerpt.store.base import RunInfo, SnapshotInfo, SnapshotPayload, set_members
+from excerpt.store.base import RunInfo, SnapshotInfo, SnapshotPayload, eval_header, set_members
 from excerpt.store.segment import Segment
 from excerpt.types import Edge, IngestIssue, Node
 
@@ -332,6 +332,29 @@ class PostgresStore:
         """The latest ``limit`` traces, newest first."""
         return [r[0] for r in self._rows("SELECT trace FROM traces ORDER BY id DESC LIMIT %s",
                                          (limit,))]
+
+    # -- evaluation runs ------------------------------------------------------------------------
+
+    def save_eval_run(self, record: Mapping[str, Any]) -> int:
+        with self._conn() as conn:
+            return int(conn.execute(
+                "INSERT INTO eval_runs(kind, dataset, collection, mode, summary, data) VALUES "
+                "(%s, %s, %s, %s, %s, %s) RETURNING id",
+                (record["kind"], record["dataset"], record["collection"], record["mode"],
+                 json.dumps(record["summary"], ensure_ascii=False),
+                 json.dumps(record, ensure_ascii=False))).fetchone()[0])
+
+    def eval_runs(self) -> list[dict[str, Any]]:
+        rows = self._rows("SELECT id, " + _iso("created_at") + ", kind, dataset, collection, "
+                          "mode, summary FROM eval_runs ORDER BY id")
+        return [eval_header(r[:6], r[6]) for r in rows]
+
+    def eval_run(self, run_id: int) -> dict[str, Any]:
+        rows = self._rows("SELECT id, " + _iso("created_at") + ", data FROM eval_runs WHERE "
+                          "id = %s", (run_id,))
+        if not rows:
+            raise NotFoundError(f"no evaluation run {run_id}")
+        return {"id": rows[0][0], "created_at": rows[0][1], **rows[0][2]}
 
     def migrations(self) -> list[str]:
         """Names of the schema migrations applied to this database, in order."""

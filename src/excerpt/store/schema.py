@@ -100,6 +100,21 @@ MIGRATIONS: list[tuple[str, str]] = [
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        "002_eval_runs",
+        """
+        CREATE TABLE eval_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            dataset TEXT NOT NULL,
+            collection TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            data TEXT NOT NULL
+        );
+        """,
+    ),
 ]
 
 

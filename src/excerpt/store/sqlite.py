@@ -24,7 +24,7 @@ import numpy.typing as npt
 import psutil
 
 from excerpt.errors import InputError, NotFoundError, StoreError
-from excerpt.store.base import RunInfo, SnapshotInfo, SnapshotPayload, set_members
+from excerpt.store.base import RunInfo, SnapshotInfo, SnapshotPayload, eval_header, set_members
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
 from excerpt.types import Edge, IngestIssue, Node
@@ -416,6 +416,31 @@ class SQLiteStore:
                     for h, v in items.items()
                 ],
             )
+
+    # -- evaluation runs ------------------------------------------------------------------------
+
+    def save_eval_run(self, record: Mapping[str, Any]) -> int:
+        with self._transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO eval_runs(created_at, kind, dataset, collection, mode, summary, "
+                "data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (now(), record["kind"], record["dataset"], record["collection"], record["mode"],
+                 json.dumps(record["summary"], ensure_ascii=False),
+                 json.dumps(record, ensure_ascii=False)))
+        assert cur.lastrowid is not None
+        return int(cur.lastrowid)
+
+    def eval_runs(self) -> list[dict[str, Any]]:
+        rows = self._conn.execute("SELECT id, created_at, kind, dataset, collection, mode, "
+                                  "summary FROM eval_runs ORDER BY id").fetchall()
+        return [eval_header(r[:6], json.loads(r[6])) for r in rows]
+
+    def eval_run(self, run_id: int) -> dict[str, Any]:
+        row = self._conn.execute("SELECT id, created_at, data FROM eval_runs WHERE id = ?",
+                                 (run_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no evaluation run {run_id}")
+        return {"id": row[0], "created_at": row[1], **json.loads(row[2])}
 
     def migrations(self) -> list[str]:
         """Names of the schema migrations applied to this store, in order."""

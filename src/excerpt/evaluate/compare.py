@@ -1,0 +1,103 @@
+"""Two stored evaluation runs side by side: metric differences with a paired significance test
+(ranx's own: two-sided paired Student's t-test, or Fisher's randomization test), and the
+queries that changed most, with their top hits from each run.
+
+The test pairs the runs' per-query values of a metric over the queries both runs scored; it is
+ranx's implementation, called on those arrays, so a p-value here is the one
+``ranx.compare`` reports for the same per-query scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from excerpt.errors import InputError
+
+IR_METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
+RAG_METRICS = ("context_recall", "gold_recall", "faithfulness", "answer_relevancy")
+TESTS = ("student", "fisher")
+
+
+def metrics_of(run: Mapping[str, Any]) -> tuple[str, ...]:
+    return IR_METRICS if run["kind"] == "beir" else RAG_METRICS
+
+
+def paired_p_value(control: Sequence[float], treatment: Sequence[float],
+                   test: str = "student", n_permutations: int = 1000,
+                   random_seed: int = 42) -> float:
+    """ranx's p-value for the paired per-query scores of two systems (1.0 when they are
+    identical: no test can tell them apart)."""
+    a, b = np.asarray(control, dtype=np.float64), np.asarray(treatment, dtype=np.float64)
+    if len(a) < 2 or np.array_equal(a, b):
+        return 1.0
+    if test == "student":
+        from ranx.statistical_tests import paired_student_t_test
+
+        p_value, _ = paired_student_t_test(a, b)
+    elif test == "fisher":
+        from ranx.statistical_tests import fisher_randomization_test
+
+        p_value, _ = fisher_randomization_test(a, b, n_permutations, 0.05, random_seed)
+    else:
+        raise InputError(f"unknown test {test!r}; choose one of {', '.join(TESTS)}")
+    value = float(p_value)
+    return 1.0 if np.isnan(value) else value
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    metric: str
+    a: float
+    b: float
+    p_value: float
+    significant: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "a": round(self.a, 6), "b": round(self.b, 6),
+                "delta": round(self.b - self.a, 6), "p_value": self.p_value,
+                "significant": self.significant}
+
+
+def _items(run: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {str(item["id"]): item for item in run["items"]}
+
+
+def compare_runs(a: Mapping[str, Any], b: Mapping[str, Any], test: str = "student",
+                 max_p: float = 0.05, top: int = 10) -> dict[str, Any]:
+    """Run ``b`` against run ``a`` (the control) on the queries both scored."""
+    if (a["kind"], a["dataset"], a.get("split")) != (b["kind"], b["dataset"], b.get("split")):
+        raise InputError(f"runs {a['id']} and {b['id']} evaluate different datasets "
+                         f"({a['dataset']} {a.get('split') or ''} / {b['dataset']} "
+                         f"{b.get('split') or ''})")
+    items_a, items_b = _items(a), _items(b)
+    common = [q for q in items_a if q in items_b]
+    if not common:
+        raise InputError(f"runs {a['id']} and {b['id']} share no query")
+    deltas = []
+    for metric in metrics_of(a):
+        xs = [float(items_a[q].get(metric, 0.0)) for q in common]
+        ys = [float(items_b[q].get(metric, 0.0)) for q in common]
+        p_value = paired_p_value(xs, ys, test)
+        deltas.append(MetricDelta(metric, float(np.mean(xs)), float(np.mean(ys)), p_value,
+                                  p_value <= max_p))
+    main = metrics_of(a)[0]
+    changed = sorted(common, key=lambda q: (-abs(float(items_b[q].get(main, 0.0))
+                                                 - float(items_a[q].get(main, 0.0))), q))
+    return {
+        "a": a["id"], "b": b["id"], "test": test, "max_p": max_p, "queries": len(common),
+        "metrics": [d.to_json() for d in deltas],
+        "changed": [_changed(items_a[q], items_b[q], main) for q in changed[:top]
+                    if items_a[q].get(main) != items_b[q].get(main)],
+    }
+
+
+def _changed(a: Mapping[str, Any], b: Mapping[str, Any], metric: str) -> dict[str, Any]:
+    relevant = set(a.get("relevant", []))
+    return {"id": a["id"], "query": a.get("query", ""), "metric": metric,
+            "a": float(a.get(metric, 0.0)), "b": float(b.get(metric, 0.0)),
+            "top_a": [{"id": i, "relevant": i in relevant} for i in a.get("ranking", [])[:5]],
+            "top_b": [{"id": i, "relevant": i in relevant} for i in b.get("ranking", [])[:5]]}
