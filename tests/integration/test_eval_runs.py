@@ -133,6 +133,7 @@ def test_scenario_evaluations_are_stored_reported_and_gated(home: Path, tmp_path
     stored = ok(home, "eval", "runs")["runs"][-1]
     assert stored["id"] == out["run_id"] and stored["kind"] == "scenarios"
     assert stored["summary"]["gold_recall"] == 1.0
+    assert {"analyze", "bm25", "compose"} <= set(out["stage_latency_ms"])
     assert (tmp_path / "r" / "recall.png").is_file()
     gated = run(home, "eval", str(path), "--mode", "bm25", "--no-progress", "--fail-under",
                 "faithfulness=1.01")

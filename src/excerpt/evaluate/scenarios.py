@@ -145,8 +145,10 @@ def _score(engine: Engine, scenario: Scenario, filters: Filters, mode: SearchMod
     passages = [(h.node.id, h.node.text) for h in result.hits]
     contexts = [text for _, text in passages]
     answer = scenario.answer
+    t = time.perf_counter()
     if answer is None:
         answer = extractive_answer(select_quotes(scenario.query, passages, MAX_QUOTES))
+    stages = {**result.timings_ms, "compose": (time.perf_counter() - t) * 1000}
     return {
         "id": scenario.id,
         "kind": scenario.kind,
@@ -162,7 +164,7 @@ def _score(engine: Engine, scenario: Scenario, filters: Filters, mode: SearchMod
         "faithfulness": faithfulness(answer, contexts),
         "answer_relevancy": answer_relevancy(scenario.query, answer, similarity),
         "latency_ms": latency,
-        "stages_ms": dict(result.timings_ms),
+        "stages_ms": stages,
     }
 
 
