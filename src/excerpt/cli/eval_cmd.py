@@ -203,8 +203,9 @@ def eval_compare(ctx: click.Context, run_a: int, run_b: int, test: str, max_p: f
                        f"({m['delta']:+.4f}, p {m['p_value']:.3g}){mark}")
         for q in result["changed"]:
             click.echo(f"  {q['id']}: {q['metric']} {q['a']:.3f} -> {q['b']:.3f}  {q['query']}")
-            tops = zip([h["id"] for h in q["top_a"]], [h["id"] for h in q["top_b"]],
-                       strict=False)
+            marked = [[h["id"] + ("*" if h["relevant"] else "") for h in q[side]]
+                      for side in ("top_a", "top_b")]  # * = judged relevant
+            tops = zip(*marked, strict=False)
             for left, right in tops:
                 click.echo(f"      {left:<40} {right}")
 
