@@ -81,6 +81,24 @@ def access_for(store: Store) -> Access:
     return SegmentAccess(store)
 
 
+def _follow(ranked: list[Candidate], graph: GraphAccess, score: Callable[[str], float],
+            place: Callable[[Sequence[str]], list[Candidate]],
+            settings: Settings) -> tuple[list[Candidate], MultiHopResult]:
+    """Citations of the ranked passages, up to ``multi_hop_max`` hops, kept when their BM25
+    ``score`` is at least ``multi_hop_threshold`` of the best hit's; ``place`` turns the ids
+    reached into candidates of the view (in the order given)."""
+    best = max((score(c.id) for c in ranked), default=0.0) or 1.0
+
+    def cites(node_id: str) -> list[str]:
+        edges = [e for e in graph.outgoing(node_id) if e.relation in CITATION_RELATIONS]
+        graph.prefetch([e.to_id for e in edges])
+        return [e.to_id for e in edges if graph.status(e.to_id) == "visible"]
+
+    report = multi_hop([c.id for c in ranked], cites, lambda n: min(1.0, score(n) / best),
+                       settings.multi_hop_max, settings.multi_hop_threshold)
+    return place(report.hop_results), report
+
+
 class SegmentAccess:
     """The embedded store: numpy over each snapshot's segment and the caller's mask."""
 
@@ -157,20 +175,11 @@ class SegmentAccess:
             value = float(scores[parts[0]][view.parts[parts[0]].segment.ordinal_of[node_id]])
             return value if np.isfinite(value) else 0.0
 
-        best = max((score(c.id) for c in ranked), default=0.0) or 1.0
+        def place(ids: Sequence[str]) -> list[Candidate]:
+            found = named_nodes(view, ids)
+            return [c._replace(score=score(c.id)) for c in found]
 
-        def cites(node_id: str) -> list[str]:
-            return [e.to_id for e in graph.outgoing(node_id)
-                    if e.relation in CITATION_RELATIONS and graph.status(e.to_id) == "visible"]
-
-        report = multi_hop([c.id for c in ranked], cites, lambda n: min(1.0, score(n) / best),
-                           settings.multi_hop_max, settings.multi_hop_threshold)
-        extra = []
-        for node_id in report.hop_results:
-            part = graph.holders(node_id)[0]
-            extra.append(Candidate(part, view.parts[part].segment.ordinal_of[node_id], node_id,
-                                   score(node_id)))
-        return extra, report
+        return _follow(ranked, graph, score, place, settings)
 
     def outgoing(self, part: ViewPart, node_id: str) -> list[Edge]:
         """Edges leaving ``node_id`` in one snapshot: from its segment, or for a segment
@@ -269,24 +278,16 @@ class SqlAccess:
         scores: dict[str, float] = {}
 
         def score(node_id: str) -> float:
-            if node_id not in scores:  # this node and every cited node not scored yet
-                wanted = {node_id, *(e.to_id for c in ranked for e in graph.outgoing(c.id))}
+            if node_id not in scores:  # with it, the ranked nodes and what they cite
+                wanted = {node_id, *(c.id for c in ranked),
+                          *(e.to_id for c in ranked for e in graph.outgoing(c.id))}
                 wanted -= set(scores)
                 found = sql.sql_bm25_of(self.rows, view, weights, sorted(wanted),
                                         settings.bm25_k1, settings.bm25_b)
                 scores.update({n: found.get(n, 0.0) for n in wanted})
             return scores[node_id]
 
-        for c in ranked:
-            score(c.id)
-        best = max((scores[c.id] for c in ranked), default=0.0) or 1.0
+        def place(ids: Sequence[str]) -> list[Candidate]:
+            return [c._replace(score=score(c.id)) for c in sql.sql_named(self.rows, view, ids)]
 
-        def cites(node_id: str) -> list[str]:
-            edges = [e for e in graph.outgoing(node_id) if e.relation in CITATION_RELATIONS]
-            graph.prefetch([e.to_id for e in edges])
-            return [e.to_id for e in edges if graph.status(e.to_id) == "visible"]
-
-        report = multi_hop([c.id for c in ranked], cites, lambda n: min(1.0, score(n) / best),
-                           settings.multi_hop_max, settings.multi_hop_threshold)
-        placed = {c.id: c for c in sql.sql_named(self.rows, view, report.hop_results)}
-        return [placed[n]._replace(score=score(n)) for n in report.hop_results], report
+        return _follow(ranked, graph, score, place, settings)
