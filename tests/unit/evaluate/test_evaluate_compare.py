@@ -14,6 +14,9 @@ from excerpt.errors import InputError
 from excerpt.evaluate.compare import compare_runs, paired_p_value
 from excerpt.evaluate.metrics import ir_per_query
 
+# ranx's own nDCG code casts document counts from uint64 (its warning, not ours)
+pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaTypeSafetyWarning")
+
 
 def example() -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]],
                        dict[str, dict[str, float]]]:
