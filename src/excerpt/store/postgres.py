@@ -24,15 +24,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from excerpt.errors import DependencyError, InputError, NotFoundError, StoreError
-from excerpt.store.base import RunInfo, SnapshotInfo, SnapshotPayload, eval_header, set_members
+from excerpt.errors import DependencyError, InputError, StoreError
+from excerpt.store._records import RecordQueries
+from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.segment import Segment
 from excerpt.types import Edge, IngestIssue, Node
 
 RUN_LOCK = 7_316_002  # first key of the advisory lock an import run holds: (RUN_LOCK, run_id)
-_SNAPSHOT_COLUMNS = ("id, collection, source, run_id, to_char(created_at AT TIME ZONE 'UTC', "
-                     "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+00:00\"'), status, documents, nodes, edges, "
-                     "name, embed_model")
+
+
+def _iso(column: str) -> str:
+    """A timestamptz column as the ISO text SQLite stores (UTC, milliseconds)."""
+    return (f"to_char({column} AT TIME ZONE 'UTC', "
+            "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+00:00\"')")
+
+
 _NODE_COLUMNS = 'id, document_id, text, title, source, start, "end", acl_tags, labels, metadata'
 
 
@@ -46,7 +52,7 @@ def _psycopg() -> Any:
     return psycopg, psycopg_pool
 
 
-class PostgresStore:
+class PostgresStore(RecordQueries):
     """The store protocol on PostgreSQL; ``scratch`` is a local folder for runs being built."""
 
     def __init__(self, url: str, scratch: Path, max_connections: int = 10) -> None:
@@ -85,10 +91,10 @@ class PostgresStore:
                              "install pgvector 0.8 there (CREATE EXTENSION vector)")
 
     ranks_in_sql = True  # the engine ranks with retrieve/sql.py, not over segments
-
-    def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Rows of one statement on a pooled connection (excerpt's errors, not psycopg's)."""
-        return self._rows(sql, args)
+    RUN_COLUMNS = RecordQueries.RUN_COLUMNS.replace(
+        "started_at, finished_at", f"{_iso('started_at')}, {_iso('finished_at')}")
+    SNAPSHOT_COLUMNS = RecordQueries.SNAPSHOT_COLUMNS.replace("created_at", _iso("created_at"))
+    CREATED_AT = _iso("created_at")
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -96,7 +102,11 @@ class PostgresStore:
         with self._conn() as conn, conn.transaction():
             yield conn
 
-    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _select(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.query(sql.replace("?", "%s"), args)  # the shared reads use ? placeholders
+
+    def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of one statement on a pooled connection (excerpt's errors, not psycopg's)."""
         with self._conn() as conn:
             return list(conn.execute(sql, args).fetchall())
 
@@ -186,51 +196,7 @@ class PostgresStore:
         finally:
             self._end_run(run_id)
 
-    def run(self, run_id: int) -> RunInfo:
-        runs = self._runs("WHERE id = %s", (run_id,))
-        if not runs:
-            raise NotFoundError(f"no import run {run_id}")
-        return runs[0]
-
-    def runs(self, collection: str | None = None) -> list[RunInfo]:
-        if collection is None:
-            return self._runs("", ())
-        return self._runs("WHERE collection = %s", (collection,))
-
-    def _runs(self, where: str, args: tuple[Any, ...]) -> list[RunInfo]:
-        rows = self._rows(
-            "SELECT id, collection, source, format, status, " + _iso("started_at") + ", "
-            + _iso("finished_at") + ", seconds, documents, nodes, edges, errors, message, "
-            f"snapshot_id FROM import_runs {where} ORDER BY id", args)
-        return [RunInfo(*r) for r in rows]
-
     # -- snapshots and sets ---------------------------------------------------------------------
-
-    def collections(self) -> list[str]:
-        return [r[0] for r in self._rows("SELECT name FROM collections ORDER BY name")]
-
-    def _snapshots(self, where: str, args: tuple[Any, ...]) -> list[SnapshotInfo]:
-        rows = self._rows(f"SELECT {_SNAPSHOT_COLUMNS} FROM snapshots {where} ORDER BY run_id",
-                          args)
-        return [SnapshotInfo(*r) for r in rows]
-
-    def snapshots(self, collection: str | None = None) -> list[SnapshotInfo]:
-        if collection is None:
-            return self._snapshots("", ())
-        return self._snapshots("WHERE collection = %s", (collection,))
-
-    def snapshot(self, snapshot_id: str) -> SnapshotInfo:
-        found = self._snapshots("WHERE id = %s", (snapshot_id,))
-        if not found:
-            raise NotFoundError(f"no snapshot {snapshot_id!r}")
-        return found[0]
-
-    def latest_snapshots(self, collection: str) -> list[SnapshotInfo]:
-        """The default read view: the latest completed snapshot of every source."""
-        return self._snapshots(
-            "WHERE collection = %s AND run_id = (SELECT max(s2.run_id) FROM snapshots s2 "
-            "WHERE s2.collection = snapshots.collection AND s2.source = snapshots.source)",
-            (collection,))
 
     def create_set(self, collection: str, name: str, snapshot_ids: Sequence[str]) -> None:
         members = set_members(self, collection, name, snapshot_ids)
@@ -243,25 +209,6 @@ class PostgresStore:
                 cur.executemany("INSERT INTO snapshot_set_members VALUES (%s, %s, %s, %s)",
                                 [(collection, name, i, sid)
                                  for i, sid in enumerate(members)])
-
-    def snapshot_set(self, collection: str, name: str) -> list[str]:
-        sets = self.snapshot_sets(collection)
-        if name not in sets:
-            raise NotFoundError(f"no snapshot set {name!r} in collection {collection!r}")
-        return sets[name]
-
-    def snapshot_sets(self, collection: str | None = None) -> dict[str, list[str]]:
-        where, args = ("WHERE s.collection = %s", (collection,)) if collection else ("", ())
-        rows = self._rows(
-            "SELECT s.name, m.snapshot_id FROM snapshot_sets s LEFT JOIN snapshot_set_members m "
-            f"ON m.collection = s.collection AND m.set_name = s.name {where} "
-            "ORDER BY s.name, m.position", args)
-        out: dict[str, list[str]] = {}
-        for name, sid in rows:
-            out.setdefault(name, [])
-            if sid is not None:
-                out[name].append(sid)
-        return out
 
     # -- content --------------------------------------------------------------------------------
 
@@ -278,7 +225,7 @@ class PostgresStore:
         """Nodes in the order of ``ordinals`` (every ordinal must exist)."""
         if not ordinals:
             return []
-        rows = self._rows(f"SELECT ordinal, {_NODE_COLUMNS} FROM nodes WHERE snapshot_id = %s "
+        rows = self.query(f"SELECT ordinal, {_NODE_COLUMNS} FROM nodes WHERE snapshot_id = %s "
                           "AND ordinal = ANY(%s)", (snapshot_id, [int(o) for o in ordinals]))
         by_ordinal = {r[0]: self._node(r[1:]) for r in rows}
         return [by_ordinal[int(o)] for o in ordinals]
@@ -287,31 +234,26 @@ class PostgresStore:
         """Nodes that exist among ``ids``, in the order asked."""
         if not ids:
             return []
-        rows = self._rows(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE snapshot_id = %s "
+        rows = self.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE snapshot_id = %s "
                           "AND id = ANY(%s)", (snapshot_id, list(ids)))
         found = {r[0]: self._node(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
     def metadata_ordinals(self, snapshot_id: str, key: str, value: Any) -> list[int]:
-        rows = self._rows("SELECT ordinal FROM nodes WHERE snapshot_id = %s AND "
+        rows = self.query("SELECT ordinal FROM nodes WHERE snapshot_id = %s AND "
                           "(metadata -> %s)::jsonb = %s::jsonb ORDER BY ordinal",
                           (snapshot_id, key, json.dumps(value)))
         return [r[0] for r in rows]
 
     def edges(self, snapshot_id: str) -> list[Edge]:
-        rows = self._rows("SELECT from_id, relation, to_id, metadata FROM edges WHERE "
+        rows = self.query("SELECT from_id, relation, to_id, metadata FROM edges WHERE "
                           "snapshot_id = %s ORDER BY position", (snapshot_id,))
         return [Edge(r[0], r[1], r[2], r[3]) for r in rows]
-
-    def edge_triples(self, snapshot_id: str) -> list[tuple[str, str, str]]:
-        rows = self._rows("SELECT DISTINCT from_id, relation, to_id FROM edges WHERE "
-                          "snapshot_id = %s ORDER BY from_id, relation, to_id", (snapshot_id,))
-        return [(r[0], r[1], r[2]) for r in rows]
 
     # -- vector cache ---------------------------------------------------------------------------
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
-        rows = self._rows("SELECT hash, vector FROM vector_cache WHERE model = %s AND "
+        rows = self.query("SELECT hash, vector FROM vector_cache WHERE model = %s AND "
                           "hash = ANY(%s)", (model, list(dict.fromkeys(hashes))))
         return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in rows}
 
@@ -330,7 +272,7 @@ class PostgresStore:
 
     def traces(self, limit: int = 100) -> list[dict[str, Any]]:
         """The latest ``limit`` traces, newest first."""
-        return [r[0] for r in self._rows("SELECT trace FROM traces ORDER BY id DESC LIMIT %s",
+        return [r[0] for r in self.query("SELECT trace FROM traces ORDER BY id DESC LIMIT %s",
                                          (limit,))]
 
     # -- evaluation runs ------------------------------------------------------------------------
@@ -343,22 +285,6 @@ class PostgresStore:
                 (record["kind"], record["dataset"], record["collection"], record["mode"],
                  json.dumps(record["summary"], ensure_ascii=False),
                  json.dumps(record, ensure_ascii=False))).fetchone()[0])
-
-    def eval_runs(self) -> list[dict[str, Any]]:
-        rows = self._rows("SELECT id, " + _iso("created_at") + ", kind, dataset, collection, "
-                          "mode, summary FROM eval_runs ORDER BY id")
-        return [eval_header(r[:6], r[6]) for r in rows]
-
-    def eval_run(self, run_id: int) -> dict[str, Any]:
-        rows = self._rows("SELECT id, " + _iso("created_at") + ", data FROM eval_runs WHERE "
-                          "id = %s", (run_id,))
-        if not rows:
-            raise NotFoundError(f"no evaluation run {run_id}")
-        return {"id": rows[0][0], "created_at": rows[0][1], **rows[0][2]}
-
-    def migrations(self) -> list[str]:
-        """Names of the schema migrations applied to this database, in order."""
-        return [r[0] for r in self._rows("SELECT name FROM migrations ORDER BY name")]
 
     def close(self) -> None:
         for run_id in list(self._run_locks):
@@ -403,9 +329,6 @@ def vector_text(vector: npt.NDArray[np.float32]) -> str:
     return "[" + ",".join(f"{x:.9g}" for x in np.asarray(vector, np.float32).tolist()) + "]"
 
 
-def _iso(column: str) -> str:
-    return (f"to_char({column} AT TIME ZONE 'UTC', "
-            "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+00:00\"')")
 
 
 def _safe(url: str) -> str:

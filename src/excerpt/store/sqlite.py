@@ -24,14 +24,11 @@ import numpy.typing as npt
 import psutil
 
 from excerpt.errors import InputError, NotFoundError, StoreError
-from excerpt.store.base import RunInfo, SnapshotInfo, SnapshotPayload, eval_header, set_members
+from excerpt.store._records import RecordQueries
+from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
 from excerpt.types import Edge, IngestIssue, Node
-
-_SNAPSHOT_COLUMNS = (
-    "id, collection, source, run_id, created_at, status, documents, nodes, edges, name, embed_model"
-)
 
 
 def _json(raw: str, empty: str, empty_value: Any) -> Any:
@@ -46,7 +43,7 @@ def _process_started(pid: int) -> float:
         return -1.0
 
 
-class SQLiteStore:
+class SQLiteStore(RecordQueries):
     """`excerpt.store.base.Store` on SQLite; one instance per process and home.
 
     Each thread that uses the store gets its own connection (the service answers requests on a
@@ -221,62 +218,13 @@ class SQLiteStore:
             )
         shutil.rmtree(self.staging_dir(run_id), ignore_errors=True)
 
-    def run(self, run_id: int) -> RunInfo:
-        runs = self._runs("WHERE id = ?", (run_id,))
-        if not runs:
-            raise NotFoundError(f"no import run {run_id}")
-        return runs[0]
-
-    def runs(self, collection: str | None = None) -> list[RunInfo]:
-        if collection is None:
-            return self._runs("", ())
-        return self._runs("WHERE collection = ?", (collection,))
-
-    def _runs(self, where: str, args: tuple[Any, ...]) -> list[RunInfo]:
-        rows = self._conn.execute(
-            "SELECT id, collection, source, format, status, started_at, finished_at, seconds, "
-            f"documents, nodes, edges, errors, message, snapshot_id FROM import_runs {where} "
-            "ORDER BY id",
-            args,
-        ).fetchall()
-        return [
-            RunInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
-                    json.loads(r[11]), r[12], r[13])
-            for r in rows
-        ]
-
     # -- snapshots and sets ---------------------------------------------------------------------
 
-    def collections(self) -> list[str]:
-        return [r[0] for r in self._conn.execute("SELECT name FROM collections ORDER BY name")]
+    def _select(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(self._conn.execute(sql, tuple(args)).fetchall())
 
     def _exists(self, sql: str, args: tuple[Any, ...]) -> bool:
         return self._conn.execute(sql, args).fetchone() is not None
-
-    def _snapshots(self, where: str, args: tuple[Any, ...]) -> list[SnapshotInfo]:
-        rows = self._conn.execute(
-            f"SELECT {_SNAPSHOT_COLUMNS} FROM snapshots {where} ORDER BY run_id", args
-        ).fetchall()
-        return [SnapshotInfo(*r) for r in rows]
-
-    def snapshots(self, collection: str | None = None) -> list[SnapshotInfo]:
-        if collection is None:
-            return self._snapshots("", ())
-        return self._snapshots("WHERE collection = ?", (collection,))
-
-    def snapshot(self, snapshot_id: str) -> SnapshotInfo:
-        found = self._snapshots("WHERE id = ?", (snapshot_id,))
-        if not found:
-            raise NotFoundError(f"no snapshot {snapshot_id!r}")
-        return found[0]
-
-    def latest_snapshots(self, collection: str) -> list[SnapshotInfo]:
-        """The default read view: the latest completed snapshot of every source."""
-        return self._snapshots(
-            "WHERE collection = ? AND run_id = (SELECT MAX(s2.run_id) FROM snapshots s2 "
-            "WHERE s2.collection = snapshots.collection AND s2.source = snapshots.source)",
-            (collection,),
-        )
 
     def create_set(self, collection: str, name: str, snapshot_ids: Sequence[str]) -> None:
         members = set_members(self, collection, name, snapshot_ids)
@@ -292,27 +240,6 @@ class SQLiteStore:
                 "INSERT INTO snapshot_set_members VALUES (?, ?, ?, ?)",
                 [(collection, name, i, sid) for i, sid in enumerate(members)],
             )
-
-    def snapshot_set(self, collection: str, name: str) -> list[str]:
-        sets = self.snapshot_sets(collection)
-        if name not in sets:
-            raise NotFoundError(f"no snapshot set {name!r} in collection {collection!r}")
-        return sets[name]
-
-    def snapshot_sets(self, collection: str | None = None) -> dict[str, list[str]]:
-        where, args = ("WHERE s.collection = ?", (collection,)) if collection else ("", ())
-        rows = self._conn.execute(
-            "SELECT s.name, m.snapshot_id FROM snapshot_sets s LEFT JOIN snapshot_set_members m "
-            f"ON m.collection = s.collection AND m.set_name = s.name {where} "
-            "ORDER BY s.name, m.position",
-            args,
-        ).fetchall()
-        out: dict[str, list[str]] = {}
-        for name, sid in rows:
-            out.setdefault(name, [])
-            if sid is not None:
-                out[name].append(sid)
-        return out
 
     # -- content --------------------------------------------------------------------------------
 
@@ -384,14 +311,6 @@ class SQLiteStore:
         ).fetchall()
         return [Edge(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
-    def edge_triples(self, snapshot_id: str) -> list[tuple[str, str, str]]:
-        rows = self._conn.execute(
-            "SELECT DISTINCT from_id, relation, to_id FROM edges WHERE snapshot_id = ? "
-            "ORDER BY from_id, relation, to_id",
-            (snapshot_id,),
-        ).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
-
     # -- vector cache ---------------------------------------------------------------------------
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
@@ -429,22 +348,6 @@ class SQLiteStore:
                  json.dumps(record, ensure_ascii=False)))
         assert cur.lastrowid is not None
         return int(cur.lastrowid)
-
-    def eval_runs(self) -> list[dict[str, Any]]:
-        rows = self._conn.execute("SELECT id, created_at, kind, dataset, collection, mode, "
-                                  "summary FROM eval_runs ORDER BY id").fetchall()
-        return [eval_header(r[:6], json.loads(r[6])) for r in rows]
-
-    def eval_run(self, run_id: int) -> dict[str, Any]:
-        row = self._conn.execute("SELECT id, created_at, data FROM eval_runs WHERE id = ?",
-                                 (run_id,)).fetchone()
-        if row is None:
-            raise NotFoundError(f"no evaluation run {run_id}")
-        return {"id": row[0], "created_at": row[1], **json.loads(row[2])}
-
-    def migrations(self) -> list[str]:
-        """Names of the schema migrations applied to this store, in order."""
-        return [r[0] for r in self._conn.execute("SELECT name FROM migrations ORDER BY name")]
 
     def close(self) -> None:
         with self._all_lock:
