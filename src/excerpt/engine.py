@@ -174,6 +174,14 @@ class Engine:
         self.store.create_set(collection, name, snapshot_ids)
         return {"name": name, "snapshot_ids": self.store.snapshot_set(collection, name)}
 
+    def _open_view(self, filters: Filters | None, principal: Principal | None
+                   ) -> tuple[Filters, Principal, Any]:
+        """The read's filters and principal (defaults: everything, anonymous) and its view."""
+        filters = filters or Filters()
+        principal = principal or Principal.anonymous()
+        return filters, principal, self.access.view(self.resolve(filters), principal,
+                                                     filters.metadata)
+
     def resolve(self, filters: Filters) -> list[SnapshotInfo]:
         """The snapshots a read sees: one, a named set, or the latest of every source."""
         if filters.snapshot_id and filters.snapshot_set:
@@ -212,13 +220,11 @@ class Engine:
             raise InputError("the query is empty")
         if mode not in SEARCH_MODES:
             raise InputError(f"unknown mode {mode!r}; choose one of {SEARCH_MODES}")
-        filters = filters or Filters()
-        principal = principal or Principal.anonymous()
         if k is not None and k < 1:
             raise InputError("-k must be at least 1")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        view = self.access.view(self.resolve(filters), principal, filters.metadata)
+        filters, principal, view = self._open_view(filters, principal)
         t1 = time.perf_counter()
         timings["filter"] = (t1 - t0) * 1000
         language = detect_language(query)
@@ -305,9 +311,7 @@ class Engine:
         is a chat client for concepts and synthesis (None: extractive only)."""
         if not question.strip():
             raise InputError("the question is empty")
-        filters = filters or Filters()
-        principal = principal or Principal.anonymous()
-        view = self.access.view(self.resolve(filters), principal, filters.metadata)
+        filters, principal, view = self._open_view(filters, principal)
 
         def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Passage]:
             scoped = replace(filters, metadata={**filters.metadata, **scope})
@@ -411,8 +415,6 @@ class Engine:
         limits: GraphLimits | None = None,
     ) -> GraphResult:
         """Expand ``seeds`` along allow-listed outgoing edges inside the caller's view."""
-        filters = filters or Filters()
-        principal = principal or Principal.anonymous()
         limits = limits or GraphLimits(self.settings.graph_max_depth,
                                        self.settings.graph_max_nodes,
                                        self.settings.graph_edge_allowlist)
@@ -420,7 +422,7 @@ class Engine:
             raise InputError("give at least one seed id")
         if limits.max_depth < 0 or limits.max_nodes < 1:
             raise InputError("--max-depth must be >= 0 and --max-nodes >= 1")
-        view = self.access.view(self.resolve(filters), principal, filters.metadata)
+        filters, principal, view = self._open_view(filters, principal)
         graph = self.access.graph(view)
         result = expand(seeds, graph.outgoing, graph.status, limits, graph.prefetch)
         if self._trace_log:
@@ -453,9 +455,7 @@ class Engine:
             raise InputError("budgets must not be negative")
         if not seeds and not graph:
             raise InputError("give at least one --seed or --graph id")
-        filters = filters or Filters()
-        principal = principal or Principal.anonymous()
-        view = self.access.view(self.resolve(filters), principal, filters.metadata)
+        filters, principal, view = self._open_view(filters, principal)
         order = priority_order(seeds, graph, mode)
         texts = self.access.visible_texts(view, [node_id for node_id, _ in order])
         taken, skipped = pack(order, texts, count_tokens, budget, max_chars)
