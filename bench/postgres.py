@@ -15,19 +15,17 @@ Issue 8 targets: the same nDCG@10 (±0.01), hybrid p95 under 60 ms, ingestion un
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _scifact import HOME, scifact
 from excerpt.engine import Engine
-from excerpt.evaluate.beir import load_beir_dataset
 from excerpt.evaluate.metrics import ir_metrics, latency_summary
 from excerpt.evaluate.runner import ensure_ingested
 from excerpt.types import Filters, Principal
 
-DATA = Path(os.environ.get("EXCERPT_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
 MODES = ("bm25", "semantic", "hybrid")
 
 
@@ -57,16 +55,11 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store", default=None, help="A postgresql:// URL (default: a local "
                                                       "server in a temporary folder).")
-    parser.add_argument("--home", type=Path, default=Path("bench/out/scifact-home"))
+    parser.add_argument("--home", type=Path, default=HOME)
     parser.add_argument("--split", default="train")
     parser.add_argument("--limit", type=int, default=0, help="Only the first N queries.")
     args = parser.parse_args()
-    folder = DATA / "scifact"
-    if not folder.exists():
-        print(f"SciFact not found at {folder} (set EXCERPT_DATA)", file=sys.stderr)
-        return 1
-    data = load_beir_dataset(folder, args.split)
-    queries = dict(list(data.queries.items())[: args.limit or None])
+    data, queries = scifact(args.split, args.limit)
     server_dir = None
     url = args.store
     if url is None:

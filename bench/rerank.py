@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -31,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from _scifact import HOME, scifact
 from excerpt.engine import Engine
-from excerpt.evaluate.beir import load_beir_dataset
 from excerpt.evaluate.metrics import ir_metrics, latency_summary
 from excerpt.evaluate.runner import ensure_ingested
 from excerpt.rerank import KeepOrder, RerankResult
@@ -41,7 +40,6 @@ from excerpt.rerank.features import FeatureReranker, features
 from excerpt.rerank.late_interaction import LateInteractionReranker, blend_with_prior
 from excerpt.types import Filters, Principal
 
-DATA = Path(os.environ.get("EXCERPT_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
 KEEP = 10
 PRIOR_WEIGHTS = (0.0, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
 FEATURE_GRID: list[dict[str, float]] = [
@@ -164,18 +162,13 @@ def late_rerank(prior_weight: float, cache: dict[str, Any]) -> Rerank:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--home", type=Path, default=Path("bench/out/scifact-home"))
+    parser.add_argument("--home", type=Path, default=HOME)
     parser.add_argument("--depth", type=int, nargs="+", default=[30, 50])
     parser.add_argument("--cold", type=int, default=40, help="Queries for cold latency.")
     parser.add_argument("--limit", type=int, default=0, help="Only the first N queries.")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    folder = DATA / "scifact"
-    if not folder.exists():
-        print(f"SciFact not found at {folder} (set EXCERPT_DATA)", file=sys.stderr)
-        return 1
-    data = load_beir_dataset(folder, "train")
-    queries = dict(list(data.queries.items())[: args.limit or None])
+    data, queries = scifact("train", args.limit)
     qrels = {q: data.qrels[q] for q in queries if q in data.qrels}
     with open(data.corpus, encoding="utf-8") as fh:
         records = [json.loads(line) for line in fh if line.strip()]

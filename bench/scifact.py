@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -20,15 +19,14 @@ from typing import Any
 
 import numpy as np
 
+from _scifact import HOME, scifact
 from excerpt.analyze import analyze
 from excerpt.engine import Engine
-from excerpt.evaluate.beir import load_beir_dataset
 from excerpt.evaluate.metrics import ir_metrics, latency_summary
 from excerpt.evaluate.runner import ensure_ingested
 from excerpt.settings import Settings
 from excerpt.types import Filters, Principal
 
-DATA = Path(os.environ.get("EXCERPT_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
 K1, B = 1.5, 0.75
 
 
@@ -122,17 +120,12 @@ def run_excerpt(home: Path, data: Any, queries: dict[str, str]) -> list[dict[str
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--home", type=Path, default=Path("bench/out/scifact-home"))
+    parser.add_argument("--home", type=Path, default=HOME)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--limit", type=int, default=0, help="Only the first N queries.")
     parser.add_argument("--no-peers", action="store_true", help="Skip bm25s and rank_bm25.")
     args = parser.parse_args()
-    folder = DATA / "scifact"
-    if not folder.exists():
-        print(f"SciFact not found at {folder} (set EXCERPT_DATA)", file=sys.stderr)
-        return 1
-    data = load_beir_dataset(folder, "train")
-    queries = dict(list(data.queries.items())[: args.limit or None])
+    data, queries = scifact("train", args.limit)
     engine = Engine(args.home)
     t = time.perf_counter()
     ensure_ingested(engine, data.corpus, "scifact")
