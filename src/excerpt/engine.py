@@ -111,14 +111,8 @@ class Engine:
         return self._store
 
     def memory_backend(self) -> MemoryBackend:
-        """Where conversations are kept: the PostgreSQL store's tables, or ``home/memory.db``."""
-        if getattr(self.store, "ranks_in_sql", False):
-            from excerpt.memory.pg_backend import PostgresMemoryBackend
-
-            return PostgresMemoryBackend(self.store)
-        from excerpt.memory.backends import SQLiteBackend
-
-        return SQLiteBackend.at_home(self.home)
+        """Where conversations are kept: beside the store (its own choice)."""
+        return self.store.memory_backend()
 
     @property
     def access(self) -> Access:
@@ -348,9 +342,7 @@ class Engine:
         (PostgreSQL: every application server's traces in one table)."""
         assert self._trace_log is not None
         self._trace_log.write(trace, log_name, lines)
-        record = getattr(self.store, "record_trace", None)
-        if record is not None:
-            record(trace.to_json())
+        self.store.record_trace(trace.to_json())
 
     @staticmethod
     def _applied(view: View, filters: Filters, principal: Principal) -> dict[str, Any]:

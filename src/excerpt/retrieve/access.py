@@ -76,7 +76,7 @@ class Access(Protocol):
 
 def access_for(store: Store) -> Access:
     """SQL ranking for a store that offers it (PostgreSQL), segments otherwise."""
-    if getattr(store, "ranks_in_sql", False):
+    if store.ranks_in_sql:
         return SqlAccess(store.query)  # type: ignore[attr-defined]
     return SegmentAccess(store)
 

@@ -18,12 +18,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from excerpt.store.segment import Segment
+
+if TYPE_CHECKING:
+    from excerpt.memory.backends import MemoryBackend
 from excerpt.types import Document, Edge, IngestIssue, Node
 
 
@@ -125,6 +128,9 @@ class VectorStoreCache(Protocol):
 class Store(VectorStoreCache, Protocol):
     """The system of record. Methods raise `excerpt.errors` types, never backend exceptions."""
 
+    ranks_in_sql: bool
+    """True when the store ranks in its database (retrieve/sql.py) instead of over segments."""
+
     def begin_run(self, collection: str, source: str, fmt: str) -> int: ...
 
     def staging_dir(self, run_id: int) -> Path: ...
@@ -169,6 +175,15 @@ class Store(VectorStoreCache, Protocol):
 
     def migrations(self) -> list[str]:
         """Names of the schema migrations applied, in order."""
+        ...
+
+    def memory_backend(self) -> MemoryBackend:
+        """Where this store keeps conversations (excerpt.memory)."""
+        ...
+
+    def record_trace(self, trace: dict[str, Any]) -> None:
+        """Keep a pipeline trace where the store keeps them, if it does (the files under
+        log_dir are written either way)."""
         ...
 
     def save_eval_run(self, record: Mapping[str, Any]) -> int:

@@ -19,7 +19,7 @@ import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,9 @@ from excerpt.errors import DependencyError, InputError, StoreError
 from excerpt.store._records import RecordQueries
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.segment import Segment
+
+if TYPE_CHECKING:
+    from excerpt.memory.backends import MemoryBackend
 from excerpt.types import Edge, IngestIssue, Node
 
 RUN_LOCK = 7_316_002  # first key of the advisory lock an import run holds: (RUN_LOCK, run_id)
@@ -285,6 +288,12 @@ class PostgresStore(RecordQueries):
                 (record["kind"], record["dataset"], record["collection"], record["mode"],
                  json.dumps(record["summary"], ensure_ascii=False),
                  json.dumps(record, ensure_ascii=False))).fetchone()[0])
+
+    def memory_backend(self) -> MemoryBackend:
+        """Conversations in this database's tables (migration 002_memory)."""
+        from excerpt.memory.pg_backend import PostgresMemoryBackend
+
+        return PostgresMemoryBackend(self)
 
     def close(self) -> None:
         for run_id in list(self._run_locks):

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,9 @@ from excerpt.store._records import RecordQueries
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
+
+if TYPE_CHECKING:
+    from excerpt.memory.backends import MemoryBackend
 from excerpt.types import Edge, IngestIssue, Node
 
 
@@ -50,6 +53,8 @@ class SQLiteStore(RecordQueries):
     thread pool): one connection shared by threads would let a reader see another thread's
     open import transaction, and SQLite's WAL mode gives every connection its own snapshot.
     """
+
+    ranks_in_sql = False  # the engine ranks over this store's memory-mapped segments
 
     def __init__(self, home: Path) -> None:
         self.home = Path(home)
@@ -348,6 +353,16 @@ class SQLiteStore(RecordQueries):
                  json.dumps(record, ensure_ascii=False)))
         assert cur.lastrowid is not None
         return int(cur.lastrowid)
+
+    def record_trace(self, trace: dict[str, Any]) -> None:
+        """Nothing: on one machine the files under log_dir are the traces."""
+
+    def memory_backend(self) -> MemoryBackend:
+        """Conversations in ``<home>/memory.db`` (a file of their own: one writer, the daemon
+        or the service)."""
+        from excerpt.memory.backends import SQLiteBackend
+
+        return SQLiteBackend.at_home(self.home)
 
     def close(self) -> None:
         with self._all_lock:
