@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import struct
 import tempfile
 import threading
 import time
@@ -172,17 +171,3 @@ def page(browser: Any) -> Iterator[Any]:
     yield opened
     context.close()
     assert not errors, errors
-
-
-def console_errors(page: Any) -> list[str]:
-    """The console errors ``page`` logs from now on (failed loads included)."""
-    seen: list[str] = []
-    page.on("console", lambda m: seen.append(m.text) if m.type == "error" else None)
-    return seen
-
-
-def png_size(data: bytes) -> tuple[int, int]:
-    """Width and height from a PNG's header (and proof that it is one)."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
-    width, height = struct.unpack(">II", data[16:24])
-    return int(width), int(height)

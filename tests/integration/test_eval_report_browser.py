@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from tests.conftest import console_errors, png_size
+from tests.browser import console_errors, png_size
 
 from excerpt.cli.main import cli
 from excerpt.evaluate.report import FIGURE_PX

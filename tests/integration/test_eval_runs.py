@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from tests.browser import png_size
 
 from excerpt.cli.main import cli
 
@@ -36,12 +36,6 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     second = ok(folder, "eval", str(MINI), "--mode", "hybrid", "--no-progress")
     assert (first["run_id"], second["run_id"]) == (1, 2)
     yield folder
-
-
-def png_size(path: Path) -> tuple[int, int]:
-    data = path.read_bytes()[:24]
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
-    return struct.unpack(">II", data[16:24])  # type: ignore[return-value]
 
 
 def test_every_eval_is_stored_with_what_shaped_it(home: Path) -> None:
@@ -103,7 +97,7 @@ def test_reports_write_pngs_of_the_promised_size(home: Path, tmp_path: Path) -> 
     out = ok(home, "eval", "report", "1", "2", "--out", str(tmp_path / "r"))
     assert out["plots"] == ["latency.png", "metrics.png", "recall.png", "win-loss.png"]
     for name in out["plots"]:
-        assert png_size(tmp_path / "r" / name) == FIGURE_PX
+        assert png_size((tmp_path / "r" / name).read_bytes()) == FIGURE_PX
     page = (tmp_path / "r" / "report.html").read_text("utf-8")
     assert page.count("data:image/png;base64,") == 4
     assert "http://" not in page and "https://" not in page and "<script" not in page

@@ -66,7 +66,7 @@ def submit(page: Any, url: str, key: str, query: str, collection: str, button: s
     page.click(button)
 
 
-from tests.conftest import console_errors, png_size  # noqa: E402
+from tests.browser import console_errors, png_size  # noqa: E402
 
 
 def test_a_question_gets_a_cited_answer_and_citations_focus_their_quotes(
