@@ -407,9 +407,7 @@ class Engine:
         limits: GraphLimits | None = None,
     ) -> GraphResult:
         """Expand ``seeds`` along allow-listed outgoing edges inside the caller's view."""
-        limits = limits or GraphLimits(self.settings.graph_max_depth,
-                                       self.settings.graph_max_nodes,
-                                       self.settings.graph_edge_allowlist)
+        limits = limits or self.graph_limits()
         if not seeds:
             raise InputError("give at least one seed id")
         if limits.max_depth < 0 or limits.max_nodes < 1:
@@ -421,6 +419,14 @@ class Engine:
             trace, lines = graph_entry(self._applied(view, filters, principal), result)
             self._write_trace(trace, TraceLog.GRAPH_LOG, lines)
         return result
+
+    def graph_limits(self, max_depth: int | None = None, max_nodes: int | None = None,
+                     allow: Sequence[str] = (), seed_only: bool = False) -> GraphLimits:
+        """Expansion limits: what is given, the settings' for the rest."""
+        s = self.settings
+        return GraphLimits(s.graph_max_depth if max_depth is None else max_depth,
+                           s.graph_max_nodes if max_nodes is None else max_nodes,
+                           tuple(allow or s.graph_edge_allowlist), seed_only)
 
     # -- context --------------------------------------------------------------------------------
 

@@ -14,7 +14,6 @@ from excerpt.cli.main import (
 )
 from excerpt.context import PRIORITIZATIONS
 from excerpt.engine import Engine
-from excerpt.graph import GraphLimits
 from excerpt.types import Filters
 
 
@@ -40,13 +39,7 @@ def graph(ctx: click.Context, seeds: tuple[str, ...], collection: str, snapshot_
           clearances: tuple[str, ...], all_access: bool) -> None:
     """Expand SEEDS along their outgoing dependency edges, inside the caller's rights."""
     engine: Engine = ctx.obj["engine"]
-    s = engine.settings
-    limits = GraphLimits(
-        s.graph_max_depth if max_depth is None else max_depth,
-        s.graph_max_nodes if max_nodes is None else max_nodes,
-        allow or s.graph_edge_allowlist,
-        seed_only,
-    )
+    limits = engine.graph_limits(max_depth, max_nodes, allow, seed_only)
     result = engine.graph(list(seeds), Filters(collection, snapshot_id, snapshot_set),
                           make_principal(acl_tags, clearances, all_access), limits)
 

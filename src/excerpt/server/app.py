@@ -227,13 +227,9 @@ def create_app(engine: Engine, keys: KeyRing,
 
     @app.post("/v1/graph")
     def graph(body: GraphBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
-        from excerpt.graph.expand import GraphLimits
-
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
-        s = engine.settings
-        limits = GraphLimits(s.graph_max_depth if body.max_depth is None else body.max_depth,
-                             s.graph_max_nodes if body.max_nodes is None else body.max_nodes,
-                             tuple(body.allow or s.graph_edge_allowlist), body.seed_only)
+        limits = engine.graph_limits(body.max_depth, body.max_nodes, body.allow or (),
+                                     body.seed_only)
         filters = Filters(body.collection, body.snapshot, body.snapshot_set)
         return JSONResponse(engine.graph(body.seeds, filters, principal, limits).to_json())
 
