@@ -6,7 +6,10 @@ it is never chunked and nothing is cut).  ``node.text`` is the record's ``text``
 ``node.title`` its ``title``; ``start``/``end`` are -1 (the record is its own document).
 Metadata: the record's ``metadata`` object, plus any other top-level field excerpt does not
 interpret (so nothing is dropped).  Optional ``acl_tags`` / ``classification_labels`` lists
-are merged with the load options'.
+are the record's security fields; the load options apply to them as
+:func:`~excerpt.ingest._common.record_security` says (the import's ACL tags only for records
+without their own, its labels added).  Another top-level key that looks like a security field
+(``acl_tags_any``, ``labels``, ``tags``) refuses the corpus: put such data under ``metadata``.
 
 The corpus is all or nothing: a line that is not a JSON object, a missing or empty ``_id``, a
 duplicate ``_id``, a ``text``/``title`` that is not a string, bad security fields, invalid
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import CorpusError, InputError
-from excerpt.ingest._common import check_options, labels, require_paths, source_name
+from excerpt.ingest._common import check_options, record_security, require_paths, source_name
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.types import Document, Node
 
@@ -91,11 +94,8 @@ def _read(path: Path, options: LoadOptions, corpus: LoadedCorpus, owners: dict[s
             if not isinstance(title, str):
                 raise CorpusError(f"{where}: 'title' must be a string, got {_kind(title)}")
             meta = _metadata(record)
-            acl = labels(options.acl_tags, _security(record, "acl_tags", where))
-            classes = labels(
-                options.classification_labels,
-                _security(record, "classification_labels", where),
-            )
+            acl, classes = record_security(record, f"{where} (_id {doc_id})", _SECURITY,
+                                           options)
             corpus.documents.append(Document(doc_id, title, source, meta))
             corpus.nodes.append(
                 Node(
@@ -142,11 +142,3 @@ def _metadata(record: dict[str, Any]) -> dict[str, Any]:
             meta[key] = value
     return meta
 
-
-def _security(record: dict[str, Any], field: str, where: str) -> list[str]:
-    value = record.get(field)
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise CorpusError(f"{where}: '{field}' must be a list of strings")
-    return value

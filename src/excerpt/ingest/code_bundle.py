@@ -15,6 +15,9 @@ two snapshots of one source. A C# dependency becomes a ``Calls`` edge (the calle
 callee), which the seed's default graph allowlist admits; SQL relations keep their names.
 The whole bundle is checked before anything is returned: a missing part, malformed JSON or CSV,
 a duplicate id or a record without its required fields fails the import (all or nothing).
+Records' security fields (``acl_tags_any``, ``classification_labels_all``) are read by
+:func:`~excerpt.ingest._common.record_security`: the import's ACL tags only for records without
+their own, its labels added; a malformed or misspelled security field refuses the bundle.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import CorpusError, InputError
-from excerpt.ingest._common import labels, require_paths
+from excerpt.ingest._common import record_security, require_paths
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.types import Document, Edge, Node
 
@@ -39,6 +42,7 @@ SQL_NODES = "sql_bundle/graph/nodes.csv"
 SQL_EDGES = "sql_bundle/graph/edges.csv"
 SQL_BODIES = "sql_bundle/docs/sql_bodies.jsonl"
 CSHARP_DEPENDENCY = "Calls"
+SECURITY_KEYS = ("acl_tags_any", "classification_labels_all")
 
 
 class _Bundle:
@@ -126,16 +130,11 @@ def _field(record: Any, name: str, where: str) -> Any:
     return record[name]
 
 
-def _security(record: dict[str, Any], options: LoadOptions) -> tuple[tuple[str, ...], ...]:
-    """(acl_tags, classification_labels): the record's own merged with the import's."""
-    for key in ("acl_tags_any", "classification_labels_all"):
-        value = record.get(key) or []
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise CorpusError(f"{key} of {record.get('Id') or record.get('key')!r} "
-                              "must be a list of strings")
-    return (labels(record.get("acl_tags_any") or (), options.acl_tags),
-            labels(record.get("classification_labels_all") or (),
-                   options.classification_labels))
+def _security(record: dict[str, Any], where: str,
+              options: LoadOptions) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(acl_tags, classification_labels): the record's own, with the import's applied by the
+    rule of :func:`record_security` (the import's tags only for records with none)."""
+    return record_security(record, where, SECURITY_KEYS, options)
 
 
 def _csharp_nodes(bundle: _Bundle, options: LoadOptions) -> list[Node]:
@@ -148,7 +147,7 @@ def _csharp_nodes(bundle: _Bundle, options: LoadOptions) -> list[Node]:
         node_id, path = _field(chunk, "Id", where), _field(chunk, "File", where)
         text = _field(chunk, "Text", where)
         cls, member = chunk.get("Class", ""), chunk.get("Member", "")
-        acl, classes = _security(chunk, options)
+        acl, classes = _security(chunk, f"{where} (Id {node_id})", options)
         nodes.append(Node(
             id=str(node_id), document_id=str(path), text=str(text),
             title=".".join(p for p in (cls, member) if p), source=str(path),
@@ -176,7 +175,7 @@ def _sql_nodes(bundle: _Bundle, options: LoadOptions) -> list[Node]:
             raise CorpusError(f"{where}: {exc.msg}") from None
         key, body = _field(record, "key", where), _field(record, "body", where)
         path = record.get("file") or key
-        acl, classes = _security(record, options)
+        acl, classes = _security(record, f"{where} (key {key})", options)
         nodes.append(Node(
             id=str(key), document_id=str(path), text=str(body), title=record.get("name", key),
             source=str(path), acl_tags=acl, classification_labels=classes,

@@ -44,7 +44,7 @@ def test_folder_records_become_documents_and_nodes(tmp_path: Path) -> None:
     assert d3.title == ""
     assert dict(d3.metadata) == {"extra": [1, 2]}  # unknown fields are kept, not dropped
     assert d1.acl_tags == ("all", "eng")
-    assert d3.acl_tags == ("all", "eng", "hr")
+    assert d3.acl_tags == ("eng", "hr")  # its own tags: the import's never widen them
     assert corpus.documents[0].title == "First"
     assert corpus.errors == []
 
@@ -78,7 +78,8 @@ def test_integer_ids_and_record_labels(tmp_path: Path) -> None:
         ('{"_id": "a", "text": 42}\n', r"line 1: 'text' must be a string, got int"),
         ('{"_id": "a"}\n', r"line 1: 'text' must be a string, got nothing"),
         ('{"_id": "a", "text": "x", "title": ["t"]}\n', r"line 1: 'title' must be a string"),
-        ('{"_id": "a", "text": "x", "acl_tags": "hr"}\n', r"line 1: 'acl_tags' must be a list"),
+        ('{"_id": "a", "text": "x", "acl_tags": "hr"}\n',
+         r"line 1 \(_id a\): 'acl_tags' must be a list"),
         ("", r"holds no records"),
         ("\n  \n", r"holds no records"),
     ],

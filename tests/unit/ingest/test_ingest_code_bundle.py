@@ -61,7 +61,8 @@ def test_bundle_nodes_edges_and_snapshot(tmp_path: Path,
     assert corpus.source == "Shop" and corpus.snapshot_hint == "abc123"
     nodes = {n.id: n for n in corpus.nodes}
     assert sorted(nodes) == ["C0001", "C0002", "SQL:dbo.proc_Pay"]
-    assert nodes["C0001"].acl_tags == ("eng", "finance")
+    assert nodes["C0001"].acl_tags == ("finance",)  # its own tags, not widened by the import's
+    assert nodes["C0002"].acl_tags == ("eng",)  # no tags of its own: the import's
     assert nodes["C0001"].metadata["class"] == "Pay" and nodes["C0001"].title == "Pay.Run"
     assert nodes["SQL:dbo.proc_Pay"].classification_labels == ("internal",)
     assert nodes["SQL:dbo.proc_Pay"].text.startswith("CREATE PROCEDURE")
