@@ -56,6 +56,7 @@ from excerpt.types import (
     Node,
     Principal,
     SearchMode,
+    check_where,
 )
 
 __all__ = ["EMBEDDERS", "Engine", "IngestResult", "Progress", "SearchResult"]
@@ -172,6 +173,7 @@ class Engine:
                    ) -> tuple[Filters, Principal, Any]:
         """The read's filters and principal (defaults: everything, anonymous) and its view."""
         filters = filters or Filters()
+        check_where(filters.metadata)
         principal = principal or Principal.anonymous()
         return filters, principal, self.access.view(self.resolve(filters), principal,
                                                      filters.metadata)

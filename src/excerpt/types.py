@@ -7,9 +7,12 @@ Ids are stable strings that come from the source (``pg174:ch01:0003``, ``C0005``
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from excerpt.errors import InputError
 
 SearchMode = Literal["bm25", "semantic", "hybrid"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("bm25", "semantic", "hybrid")
@@ -155,3 +158,48 @@ def parse_where(pairs: Iterable[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             out[key] = raw
     return out
+
+
+RESERVED_WHERE_KEYS = frozenset({"acl_tags", "acl_tags_any", "classification_labels",
+                                 "classification_labels_all", "labels", "clearances"})
+"""Security fields are not metadata: a ``where`` on them is refused, so that no filter can
+look like it widens or probes the caller's rights (the principal alone decides those)."""
+
+_INT64 = 2**63
+
+
+def check_where(metadata: Mapping[str, Any]) -> None:
+    """Refuse (InputError) a metadata filter both stores cannot compare exactly: a key that is
+    empty, reserved or holds a quote or backslash (it becomes a JSON path), or a value that is
+    not a string, a finite number (integers within 64 bits) or true/false."""
+    for key, value in metadata.items():
+        shown = f"where {key}={json.dumps(value, ensure_ascii=False, default=str)}"
+        if not isinstance(key, str) or not key or '"' in key or "\\" in key:
+            raise InputError(f"{shown}: a metadata key must be a non-empty name without "
+                             "quotes or backslashes")
+        if key in RESERVED_WHERE_KEYS:
+            raise InputError(f"{shown}: {key!r} is a security field, not metadata; the "
+                             "caller's rights decide what it may see (--acl-tag, --clearance)")
+        if not _scalar(value):
+            raise InputError(f"{shown}: a metadata filter takes a string, a number or "
+                             f"true/false, not {_kind(value)}")
+
+
+def _scalar(value: Any) -> bool:
+    if isinstance(value, bool | str):
+        return True
+    if isinstance(value, int):
+        return -_INT64 <= value < _INT64
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, int | float):
+        return "a number out of range"
+    return type(value).__name__

@@ -302,9 +302,20 @@ class SQLiteStore(RecordQueries):
         return [found[i] for i in ids if i in found]
 
     def metadata_ordinals(self, snapshot_id: str, key: str, value: Any) -> list[int]:
+        """Ordinals whose metadata ``key`` equals ``value`` (a string, number or bool, as
+        types.check_where admits) with its JSON type: true is not 1 and "1" is not 1, as in
+        PostgreSQL's jsonb equality."""
+        path = f'$."{key}"'
+        args: tuple[Any, ...]
+        if isinstance(value, bool):
+            test, args = "json_type(metadata, ?) = ?", (path, "true" if value else "false")
+        else:
+            types = "('text')" if isinstance(value, str) else "('integer', 'real')"
+            test = f"json_type(metadata, ?) IN {types} AND json_extract(metadata, ?) = ?"
+            args = (path, path, value)
         rows = self._conn.execute(
-            "SELECT ordinal FROM nodes WHERE snapshot_id = ? AND json_extract(metadata, ?) = ?",
-            (snapshot_id, f'$."{key}"', value),
+            f"SELECT ordinal FROM nodes WHERE snapshot_id = ? AND {test} ORDER BY ordinal",
+            (snapshot_id, *args),
         ).fetchall()
         return [r[0] for r in rows]
 
