@@ -6,16 +6,23 @@ itself (:mod:`excerpt.memory.conversation` decides that); it applies each change
 :meth:`MemoryBackend.commit` writes the new utterance, removes the evicted ones and saves the
 new state together, so a reader never sees a half-applied add.
 
+A change that depends on what is stored (the next index, what to evict) is made inside
+:meth:`MemoryBackend.writing`: a write transaction on one conversation that every other writer,
+thread or process, waits for; the store reads the conversation again inside it, so several
+processes can write one conversation without losing or renumbering an utterance.
+
 The SQLite backend keeps its own file (``<home>/memory.db``), in WAL mode with
-``synchronous=FULL``: each commit is one transaction, fsynced before it returns, so an
-acknowledged add survives a killed process or a power cut.
+``synchronous=FULL``: each commit is one transaction (``BEGIN IMMEDIATE``: one writer at a time
+across processes), fsynced before it returns, so an acknowledged add survives a killed process
+or a power cut.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -24,6 +31,31 @@ from excerpt.memory.model import ConversationConfig, ConversationState, Utteranc
 
 MEMORY_DB = "memory.db"
 BACKENDS = ("in-memory", "durable")
+BUSY_TIMEOUT = 30.0  # seconds a writer waits for another process's write transaction
+
+
+Save = Callable[[ConversationState, Sequence[Utterance], Sequence[int]], None]
+
+
+class ConversationWrite:
+    """One conversation inside a backend's write transaction: what is stored now (as of the
+    transaction) and the one change to make."""
+
+    def __init__(self, state: Callable[[], ConversationState | None],
+                 utterances: Callable[[], list[Utterance]], save: Save) -> None:
+        self._state, self._utterances, self._save = state, utterances, save
+
+    def state(self) -> ConversationState | None:
+        return self._state()
+
+    def utterances(self) -> list[Utterance]:
+        return self._utterances()
+
+    def commit(self, state: ConversationState, added: Sequence[Utterance] = (),
+               removed: Sequence[int] = ()) -> None:
+        """Insert ``added``, delete the ``removed`` indexes, save ``state`` (made durable when
+        the transaction ends)."""
+        self._save(state, added, removed)
 
 
 @runtime_checkable
@@ -41,6 +73,11 @@ class MemoryBackend(Protocol):
     def commit(self, conversation: str, state: ConversationState,
                added: Sequence[Utterance] = (), removed: Sequence[int] = ()) -> None:
         """In one unit: insert ``added``, delete the ``removed`` indexes, save ``state``."""
+        ...
+
+    def writing(self, conversation: str) -> AbstractContextManager[ConversationWrite]:
+        """A write transaction on ``conversation``: other writers of it (threads or processes)
+        wait until the block ends; committed when it ends normally, rolled back on an error."""
         ...
 
     def conversations(self) -> list[str]:
@@ -70,7 +107,7 @@ class InMemoryBackend:
     def __init__(self) -> None:
         self._states: dict[str, ConversationState] = {}
         self._utterances: dict[str, dict[int, Utterance]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def state(self, conversation: str) -> ConversationState | None:
         with self._lock:
@@ -90,6 +127,15 @@ class InMemoryBackend:
             for utterance in added:
                 buffer[utterance.utterance_index] = utterance
             self._states[conversation] = state
+
+    @contextmanager
+    def writing(self, conversation: str) -> Iterator[ConversationWrite]:
+        # One process: holding the lock is the transaction (a failed block leaves what it
+        # committed; the store commits last, so nothing is half-applied).
+        with self._lock:
+            yield ConversationWrite(
+                lambda: self.state(conversation), lambda: self.utterances(conversation),
+                lambda state, added, removed: self.commit(conversation, state, added, removed))
 
     def conversations(self) -> list[str]:
         with self._lock:
@@ -130,10 +176,12 @@ class SQLiteBackend:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            # timeout: busy_timeout from the start, as processes opening a new file at once
+            # contend for the switch to WAL and the schema too.
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                       timeout=BUSY_TIMEOUT)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA busy_timeout=10000")
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the memory store {self.path}: {exc}") from exc
@@ -146,46 +194,71 @@ class SQLiteBackend:
 
     def state(self, conversation: str) -> ConversationState | None:
         with self._lock:
-            row = self._db.execute(
-                "SELECT buffer_size, max_tokens, summary_token_limit, next_index, evicted, summary,"
-                " deleted"
-                " FROM conversations WHERE name = ?", (conversation,)).fetchone()
+            return self._state(conversation)
+
+    def utterances(self, conversation: str) -> list[Utterance]:
+        with self._lock:
+            return self._utterances(conversation)
+
+    def commit(self, conversation: str, state: ConversationState,
+               added: Sequence[Utterance] = (), removed: Sequence[int] = ()) -> None:
+        with self.writing(conversation) as write:
+            write.commit(state, added, removed)
+
+    @contextmanager
+    def writing(self, conversation: str) -> Iterator[ConversationWrite]:
+        # BEGIN IMMEDIATE takes the file's write lock now, before anything is read, so the
+        # reads inside see the last committed state and no other process commits in between
+        # (it waits up to busy_timeout).
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                yield ConversationWrite(
+                    lambda: self._state(conversation), lambda: self._utterances(conversation),
+                    lambda state, added, removed: self._save(conversation, state, added,
+                                                             removed))
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StoreError(f"memory store {self.path}: {exc}") from exc
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    def _state(self, conversation: str) -> ConversationState | None:
+        row = self._db.execute(
+            "SELECT buffer_size, max_tokens, summary_token_limit, next_index, evicted, summary,"
+            " deleted FROM conversations WHERE name = ?", (conversation,)).fetchone()
         if row is None:
             return None
         return ConversationState(ConversationConfig(row[0], row[1], row[2]), row[3], row[4],
                                  row[5], row[6])
 
-    def utterances(self, conversation: str) -> list[Utterance]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT utterance_index, speaker, turn_number, timestamp, text, tokens"
-                " FROM utterances WHERE conversation = ? ORDER BY utterance_index",
-                (conversation,)).fetchall()
+    def _utterances(self, conversation: str) -> list[Utterance]:
+        rows = self._db.execute(
+            "SELECT utterance_index, speaker, turn_number, timestamp, text, tokens"
+            " FROM utterances WHERE conversation = ? ORDER BY utterance_index",
+            (conversation,)).fetchall()
         return [Utterance(*row) for row in rows]
 
-    def commit(self, conversation: str, state: ConversationState,
-               added: Sequence[Utterance] = (), removed: Sequence[int] = ()) -> None:
+    def _save(self, conversation: str, state: ConversationState, added: Sequence[Utterance],
+              removed: Sequence[int]) -> None:
         config = state.config
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._db.executemany(
-                    "DELETE FROM utterances WHERE conversation = ? AND utterance_index = ?",
-                    [(conversation, index) for index in removed])
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO utterances VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(conversation, u.utterance_index, u.speaker, u.turn_number, u.timestamp,
-                      u.text, u.tokens) for u in added])
-                self._db.execute(
-                    "INSERT OR REPLACE INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (conversation, config.buffer_size, config.max_tokens,
-                     config.summary_token_limit, state.next_index, state.evicted, state.summary,
-                     state.deleted))
-                self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise StoreError(f"memory store {self.path}: {exc}") from exc
+        self._db.executemany(
+            "DELETE FROM utterances WHERE conversation = ? AND utterance_index = ?",
+            [(conversation, index) for index in removed])
+        self._db.executemany(
+            "INSERT OR REPLACE INTO utterances VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(conversation, u.utterance_index, u.speaker, u.turn_number, u.timestamp, u.text,
+              u.tokens) for u in added])
+        self._db.execute(
+            "INSERT OR REPLACE INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (conversation, config.buffer_size, config.max_tokens, config.summary_token_limit,
+             state.next_index, state.evicted, state.summary, state.deleted))
 
     def conversations(self) -> list[str]:
         with self._lock:

@@ -6,16 +6,21 @@
 >>> [u.text for u in store.read("c1")]
 ["Book a table at Luigi's in Rome."]
 
-Every operation on a store holds its lock, so parallel callers on one conversation neither
-lose nor reorder writes: indexes follow the order in which the adds took the lock, and
-timestamps never go backwards within a conversation.  A store keeps each conversation's buffer
-and search index in memory and checks the backend's state row before using them, so one
-writing process per store file is assumed (the memory daemon is that process).
+Every operation on a store holds its lock, and every write runs inside the backend's write
+transaction on the conversation (:meth:`MemoryBackend.writing`), so parallel callers, threads
+or processes, neither lose nor reorder writes: indexes follow the order in which the adds took
+the transaction, and timestamps never go backwards within a conversation.  A store keeps each
+conversation's buffer and search index in memory; it checks the stored state row before using
+them, and a write checks it inside the transaction, so another process's writes are always
+seen (the state changes with every write: ``next_index`` or ``deleted`` grow, or the config
+changes).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -25,7 +30,7 @@ from excerpt.analyze import detect_language
 from excerpt.embed import Embedder, choose_embedder_for_language, get_embedder
 from excerpt.errors import DependencyError, InputError
 from excerpt.memory import summary as summaries
-from excerpt.memory.backends import InMemoryBackend, MemoryBackend, copy_into
+from excerpt.memory.backends import ConversationWrite, InMemoryBackend, MemoryBackend, copy_into
 from excerpt.memory.conversation import ConversationIndex, eviction_count
 from excerpt.memory.model import (
     ConversationConfig,
@@ -69,19 +74,33 @@ class MemoryStore:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _load(self, conversation: str) -> _Cached | None:
-        state = self.backend.state(conversation)
+    def _load(self, conversation: str, write: ConversationWrite | None = None) -> _Cached | None:
+        """The conversation as stored (inside ``write``'s transaction when given), from the
+        cache when the stored state is the cached one."""
+        state = write.state() if write else self.backend.state(conversation)
         if state is None:
             self._cache.pop(conversation, None)
             return None
         cached = self._cache.get(conversation)
         if cached is None or cached.state != state:
-            cached = _Cached(state, self.backend.utterances(conversation))
+            buffer = write.utterances() if write else self.backend.utterances(conversation)
+            cached = _Cached(state, buffer)
             self._cache[conversation] = cached
         return cached
 
-    def _commit(self, conversation: str, cached: _Cached | None, state: ConversationState,
-                buffer: list[Utterance], added: list[Utterance]) -> None:
+    @contextmanager
+    def _writing(self, conversation: str) -> Iterator[ConversationWrite]:
+        with self._lock:
+            try:
+                with self.backend.writing(conversation) as write:
+                    yield write
+            except BaseException:
+                self._cache.pop(conversation, None)  # it may hold what was rolled back
+                raise
+
+    def _commit(self, conversation: str, write: ConversationWrite, cached: _Cached | None,
+                state: ConversationState, buffer: list[Utterance],
+                added: list[Utterance]) -> None:
         """Evict from ``buffer`` (which already holds ``added``) as ``state.config`` demands,
         summarise the evicted, then write everything as one backend commit."""
         evict = eviction_count(buffer, state.config)
@@ -90,7 +109,7 @@ class MemoryStore:
             state = replace(state, evicted=state.evicted + evict, summary=summaries.merge(
                 state.summary, evicted, state.config.summary_token_limit))
         removed = [u.utterance_index for u in evicted]
-        self.backend.commit(conversation, state, added=added, removed=removed)
+        write.commit(state, added=added, removed=removed)
         fresh = _Cached(state, buffer)
         if cached is not None and cached.index is not None:
             fresh.index = cached.index
@@ -125,8 +144,8 @@ class MemoryStore:
         if not isinstance(text, str):
             raise InputError(f"text must be a string, not {type(text).__name__}")
         tokens = count_tokens(text)
-        with self._lock:
-            cached = self._load(conversation)
+        with self._writing(conversation) as write:
+            cached = self._load(conversation, write)
             state = cached.state if cached is not None else ConversationState()
             buffer = list(cached.buffer) if cached is not None else []
             timestamp = utc_now()
@@ -135,33 +154,36 @@ class MemoryStore:
             utterance = Utterance(state.next_index, speaker, turn, timestamp, text, tokens)
             buffer.append(utterance)
             state = replace(state, next_index=state.next_index + 1)
-            self._commit(conversation, cached, state, buffer, [utterance])
+            self._commit(conversation, write, cached, state, buffer, [utterance])
             return utterance
 
     def config(self, conversation: str, **changes: Any) -> ConversationConfig:
         """The conversation's config, after applying ``changes`` (buffer_size, max_tokens,
         summary_token_limit; None leaves one as it is).  Smaller limits evict at once."""
         self._check_conversation(conversation)
-        with self._lock:
-            cached = self._load(conversation)
+        if not any(v is not None for v in changes.values()):
+            with self._lock:
+                cached = self._load(conversation)
+            config = cached.state.config if cached is not None else ConversationConfig()
+            config.with_changes(**changes)  # unknown names are refused even when reading
+            return config
+        with self._writing(conversation) as write:
+            cached = self._load(conversation, write)
             state = cached.state if cached is not None else ConversationState()
-            if not any(v is not None for v in changes.values()):
-                state.config.with_changes(**changes)
-                return state.config
             state = replace(state, config=state.config.with_changes(**changes))
             buffer = list(cached.buffer) if cached is not None else []
-            self._commit(conversation, cached, state, buffer, [])
+            self._commit(conversation, write, cached, state, buffer, [])
             return state.config
 
     def delete(self, conversation: str, index: int) -> bool:
         """Delete the buffered utterance ``index``; False when there is none (its index is
         never given again either way)."""
-        with self._lock:
-            cached = self._load(conversation)
+        with self._writing(conversation) as write:
+            cached = self._load(conversation, write)
             if cached is None or all(u.utterance_index != index for u in cached.buffer):
                 return False
             state = replace(cached.state, deleted=cached.state.deleted + 1)
-            self.backend.commit(conversation, state, removed=[index])
+            write.commit(state, removed=[index])
             fresh = _Cached(state, [u for u in cached.buffer if u.utterance_index != index])
             fresh.index = cached.index
             if fresh.index is not None:

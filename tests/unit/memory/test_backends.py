@@ -91,3 +91,35 @@ def test_backends_by_name(tmp_path: Path) -> None:
         open_backend("durable")
     with pytest.raises(InputError, match="unknown memory backend"):
         open_backend("redis")
+
+
+def test_a_failed_write_is_rolled_back(tmp_path: Path) -> None:
+    backend = SQLiteBackend(tmp_path / "m.db")
+    backend.commit("a", ConversationState(next_index=1), added=[utt(0)])
+    with pytest.raises(RuntimeError), backend.writing("a") as write:
+        assert write.state() == ConversationState(next_index=1)
+        write.commit(ConversationState(next_index=2), added=[utt(1)], removed=[0])
+        raise RuntimeError("the caller failed after its change")
+    assert backend.state("a") == ConversationState(next_index=1)
+    assert [u.utterance_index for u in backend.utterances("a")] == [0]
+    with backend.writing("a") as write:  # the file is not left locked
+        write.commit(ConversationState(next_index=2), added=[utt(1)])
+    assert backend.state("a") == ConversationState(next_index=2)
+    backend.close()
+
+
+def test_a_writer_waits_for_another_processs_transaction(tmp_path: Path) -> None:
+    """BEGIN IMMEDIATE: a second connection (as another process would have) cannot write
+    while a write transaction is open, and sees its change once it commits."""
+    first, second = SQLiteBackend(tmp_path / "m.db"), SQLiteBackend(tmp_path / "m.db")
+    second._db.execute("PRAGMA busy_timeout=50")
+    from excerpt.errors import StoreError
+
+    with first.writing("a") as write:
+        write.commit(ConversationState(next_index=1), added=[utt(0)])
+        with pytest.raises(StoreError, match="locked"), second.writing("a"):
+            pass
+    with second.writing("a") as write:
+        assert write.state() == ConversationState(next_index=1)
+    first.close()
+    second.close()

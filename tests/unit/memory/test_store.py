@@ -170,3 +170,24 @@ def test_switch_backend_without_copy_starts_empty(tmp_path: Path) -> None:
     old = store.switch_backend(SQLiteBackend.at_home(tmp_path), copy=False)
     assert store.read("c") == [] and [u.text for u in old.utterances("c")] == ["hi"]
     store.close()
+
+
+def test_a_store_sees_what_another_store_on_the_file_wrote(tmp_path: Path) -> None:
+    """Two stores on one memory.db (two processes, in effect): each write reads the stored
+    conversation inside its transaction, so a stale cache neither reuses an index nor drops
+    the other's utterances from the buffer or the summary."""
+    first = MemoryStore(SQLiteBackend(tmp_path / "m.db"), embedder=None)
+    second = MemoryStore(SQLiteBackend(tmp_path / "m.db"), embedder=None)
+    first.config("c", buffer_size=2, summary_token_limit=1000)
+    first.add("c", "user", 1, "Alpha goes first.")
+    assert [u.text for u in second.read("c")] == ["Alpha goes first."]  # second caches
+    first.add("c", "user", 2, "Bravo comes next.")
+    first.add("c", "user", 3, "Charlie is third.")
+    added = second.add("c", "user", 4, "Delta is last.")
+    assert added.utterance_index == 3
+    assert [u.text for u in first.read("c")] == ["Charlie is third.", "Delta is last."]
+    summary, _ = first.summary("c")
+    assert summary.split("\n") == ["user: Alpha goes first.", "user: Bravo comes next."]
+    assert second.delete("c", 2) and first.stats("c")["deleted"] == 1
+    first.close()
+    second.close()
