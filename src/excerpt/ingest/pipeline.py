@@ -63,6 +63,7 @@ class IngestResult:
             "edges": self.edges,
             "seconds": round(self.seconds, 3),
             "errors": [e.to_json() for e in self.errors],
+            "skipped": len(self.errors),  # files, batches or records reported and left out
             "embedded": self.embedded,
             "embed_model": self.embed_model,
         }

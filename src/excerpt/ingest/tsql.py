@@ -22,8 +22,10 @@ sqlglot does not model all of T-SQL.  A statement it does not know comes back as
 TRIGGER); that text is read by :mod:`excerpt.ingest.tsql_scan` from its tokens.  Some valid
 batches make it raise :class:`ParseError` instead (``INSERT … EXEC``, ``IF … RAISERROR``
 without ``;``): when the batch's parentheses and BEGIN / CASE … END blocks balance, it is read
-from its tokens the same way.  A batch that raises and does not balance, or cannot be
-tokenized, is reported with its line and skipped; the file's other batches are still read.
+from its tokens the same way.  A batch that raises and does not balance, cannot be tokenized,
+or holds a misspelled statement or object type that sqlglot would keep as raw text
+(``CREATE TABL``, :mod:`excerpt.ingest.tsql_check`) is reported with its line and skipped; the
+file's other batches are still read.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from excerpt.ingest._code_text import CodeObject, leading_comment_start, sql_id
+from excerpt.ingest.tsql_check import misspelling, names_a_permission
 from excerpt.ingest.tsql_scan import PSEUDO_TABLES, balanced, name_at, scan, tokenize
 
 __all__ = ["SqlFile", "read_sql"]
@@ -105,6 +108,12 @@ def _read_batch(text: str, start: int, end: int, out: SqlFile) -> None:
     except TokenError as exc:
         first = start + len(sql) - len(sql.lstrip())
         out.issues.append((_line(text, first), f"T-SQL batch does not tokenize: {exc}"))
+        return
+    broken = misspelling(tokens)
+    if broken is not None:
+        index, why = broken
+        line = _line(text, start + tokens[index].start)
+        out.issues.append((line, f"T-SQL does not parse: {why} (line {line}; batch skipped)"))
         return
     headers = _headers(tokens)
     if not headers:
@@ -209,7 +218,8 @@ def _headers(tokens: list[Token]) -> list[_Header]:
 
 
 def _statement_starts(tokens: list[Token]) -> list[int]:
-    """Indexes of CREATE / ALTER tokens outside parentheses (``OR ALTER`` excluded)."""
+    """Indexes of CREATE / ALTER tokens outside parentheses (``OR ALTER`` and permission names
+    such as ``DENY CREATE TABLE TO u`` excluded)."""
     depth, out = 0, []
     for i, tok in enumerate(tokens):
         if tok.token_type == TokenType.L_PAREN:
@@ -217,7 +227,8 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
         elif tok.token_type == TokenType.R_PAREN:
             depth = max(depth - 1, 0)
         elif (depth == 0 and tok.token_type in (TokenType.CREATE, TokenType.ALTER)
-              and not (i and tokens[i - 1].token_type == TokenType.OR)):
+              and not (i and tokens[i - 1].token_type == TokenType.OR)
+              and not names_a_permission(tokens, i)):
             out.append(i)
     return out
 

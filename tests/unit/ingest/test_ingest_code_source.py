@@ -8,6 +8,7 @@ whole edge set are written out here by hand.  The small tests below write one sn
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -640,3 +641,44 @@ GO"""
         ("SQL:dbo.usp_Get", "ReadsFrom", "SQL:dbo.X"),
         ("SQL:dbo.usp_Get", "ReadsFrom", "SQL:dbo.Y"),
     }
+
+
+@pytest.mark.parametrize(("batch", "reason"), [
+    ("CREATE TABL dbo.Bad (Id INT)", "unknown object type 'TABL' after CREATE"),
+    ("CREATE PROCEDUR dbo.BadProc AS SELECT 1", "unknown object type 'PROCEDUR' after CREATE"),
+    ("ALTER VEIW dbo.V AS SELECT 1", "unknown object type 'VEIW' after ALTER"),
+    ("CREATE OR ALTER FUNCTOIN dbo.f() RETURNS INT AS BEGIN RETURN 1 END",
+     "unknown object type 'FUNCTOIN' after CREATE"),
+    ("DROP TABL dbo.Old", "unknown object type 'TABL' after DROP"),
+    ("SET NOCOUNT ON; SELEC 1", "unknown statement 'SELEC'"),
+])
+def test_sql_misspelled_batches_sqlglot_keeps_as_text_are_reported(
+        tmp_path: Path, batch: str, reason: str) -> None:
+    """sqlglot reads these as raw commands without a word; each is an issue with its line."""
+    sql = f"CREATE TABLE dbo.Good (Id INT)\nGO\n-- the broken one\n{batch}\nGO\n"
+    corpus = _load(tmp_path, {"x.sql": sql})
+    assert [n.id for n in corpus.nodes] == ["SQL:dbo.Good"]
+    assert [(i.line, i.reason) for i in corpus.errors] == [
+        (4, f"T-SQL does not parse: {reason} (line 4; batch skipped)")]
+
+
+def test_sql_valid_statements_that_look_odd_are_not_reported(tmp_path: Path) -> None:
+    sql = ("CREATE TABLE dbo.A (Id INT)\nGO\n"
+           "GRANT ALTER ON dbo.A TO app; DENY CREATE TABLE TO app; GRANT SELECT, ALTER ON dbo.A"
+           " TO app\nGO\n"
+           "ALTER TABLE dbo.A ALTER COLUMN Id BIGINT; ALTER TABLE dbo.A DROP CONSTRAINT c\nGO\n"
+           "CREATE UNIQUE NONCLUSTERED INDEX ix ON dbo.A (Id)\nGO\n"
+           "CREATE TYPE dbo.T AS TABLE (Id INT)\nGO\nCREATE SCHEMA app\nGO\n"
+           "CREATE PROCEDURE dbo.p AS BEGIN SET NOCOUNT ON; retry: SELECT 1; "
+           "RAISERROR('x', 16, 1); WAITFOR DELAY '00:00:01'; RETURN 0; END\nGO\n"
+           "sp_configure 'show advanced options', 1\nGO\n")
+    corpus = _load(tmp_path, {"x.sql": sql})
+    assert corpus.errors == []
+    assert [n.id for n in corpus.nodes] == ["SQL:dbo.A", "SQL:dbo.A.ix", "SQL:dbo.p"]
+
+
+def test_wingtip_imports_without_false_alarms(shared_data: Callable[..., Path]) -> None:
+    """The real application: every batch parses, so nothing is flagged."""
+    corpus = load_code_source([shared_data("code", "wingtip-saas")])
+    assert corpus.errors == []
+    assert len(corpus.nodes) == 525 and len(corpus.documents) == 119
