@@ -14,8 +14,8 @@ keys_option = click.option("--keys", "keys_file", default=None,
                            help=f"The keys file (default: {KEYS_FILE} in --home).")
 
 
-def _ring(ctx: click.Context, keys_file: Path | None) -> KeyRing:
-    return KeyRing.load(keys_file or Path(ctx.obj["engine"].home) / KEYS_FILE)
+def _keys_path(ctx: click.Context, keys_file: Path | None) -> Path:
+    return keys_file or Path(ctx.obj["engine"].home) / KEYS_FILE
 
 
 @cli.group()
@@ -35,9 +35,8 @@ def keys() -> None:
 def keys_add(ctx: click.Context, name: str, acl_tags: tuple[str, ...],
              clearances: tuple[str, ...], role: str, keys_file: Path | None) -> None:
     """Create a key for NAME; the key is printed once (the file keeps its SHA-256)."""
-    ring = _ring(ctx, keys_file)
-    entry, key = ring.add(name, role, acl_tags, clearances)
-    ring.save()
+    with KeyRing.editing(_keys_path(ctx, keys_file)) as ring:
+        entry, key = ring.add(name, role, acl_tags, clearances)
     payload = {"name": entry.name, "key": key, "role": entry.role,
                "acl_tags": list(entry.acl_tags), "clearances": list(entry.clearances)}
     emit(ctx, payload, lambda: click.echo(f"{key}\n(shown once: keep it; role {role})"))
@@ -51,9 +50,8 @@ def keys_add(ctx: click.Context, name: str, acl_tags: tuple[str, ...],
 @handles_errors
 def keys_revoke(ctx: click.Context, name: str, keys_file: Path | None) -> None:
     """Revoke NAME's key: requests with it get 401 from the next request on."""
-    ring = _ring(ctx, keys_file)
-    entry = ring.revoke(name)
-    ring.save()
+    with KeyRing.editing(_keys_path(ctx, keys_file)) as ring:
+        entry = ring.revoke(name)
     emit(ctx, {"name": entry.name, "revoked": True}, lambda: click.echo(f"revoked {name}"))
 
 
@@ -72,7 +70,7 @@ def serve(ctx: click.Context, host: str, port: int, ingest_roots: tuple[Path, ..
     /-/health, /openapi.json); every call but the health check needs an API key."""
     from excerpt.server.app import serve as run
 
-    ring = _ring(ctx, keys_file)
+    ring = KeyRing.load(_keys_path(ctx, keys_file))  # a broken file: exit 1, naming it
     if not ring.entries:
         raise click.UsageError("no API keys yet: create one with `excerpt keys add NAME`")
     click.echo(f"excerpt on http://{host}:{port} ({len(ring.entries)} keys)", err=True)

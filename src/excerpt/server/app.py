@@ -16,6 +16,7 @@ of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -147,6 +148,8 @@ def create_app(engine: Engine, keys: KeyRing,
         # async: no thread hop for a stat and a digest on every request
         token = authorization.removeprefix("Bearer ").strip() if authorization else None
         keys.refresh()  # a key revoked in the file is refused from the next request on
+        if keys.problem is not None:  # the server's log says why; the caller learns nothing
+            raise _KeysUnavailable()
         found = keys.authenticate(token)
         if found is None:
             raise _Unauthorized()
@@ -157,6 +160,12 @@ def create_app(engine: Engine, keys: KeyRing,
         return JSONResponse({"error": "a valid API key is required (Authorization: Bearer KEY)",
                              "kind": "unauthorized"}, status_code=401,
                             headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(_KeysUnavailable)
+    def keys_unavailable(_: Request, exc: _KeysUnavailable) -> JSONResponse:
+        return JSONResponse({"error": "the server cannot read its API keys now: no key is "
+                             "valid until its operator repairs them", "kind": "unavailable"},
+                            status_code=503)
 
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")
@@ -282,10 +291,14 @@ def create_app(engine: Engine, keys: KeyRing,
 
     @app.get("/v1/snapshots")
     def snapshots(collection: str | None = None,
+                  acl_tag: list[str] | None = Query(None),  # noqa: B008
+                  clearance: list[str] | None = Query(None),  # noqa: B008
+                  all_access: bool = False,
                   who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        """`excerpt snapshots`: only what the key's principal may see (issue 15)."""
         if collection is not None and collection not in engine.store.collections():
             raise NotFoundError(f"no collection {collection!r}")
-        return engine.snapshots(collection)
+        return engine.snapshots(collection, who.narrowed(acl_tag, clearance, all_access))
 
     return app
 
@@ -325,10 +338,16 @@ class _Unauthorized(Exception):
     """No key, a wrong key or a revoked key."""
 
 
+class _KeysUnavailable(Exception):
+    """The keys file cannot be read (missing, broken): no key is valid."""
+
+
 def serve(engine: Engine, keys: KeyRing, host: str, port: int,
           ingest_roots: Sequence[Path] = ()) -> None:
     """Run the service until interrupted (uvicorn, one process: the engine is in it)."""
     import uvicorn
 
+    # Warnings and errors of excerpt's loggers (a broken keys file, a failed request) on stderr.
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
     uvicorn.run(create_app(engine, keys, ingest_roots), host=host, port=port,
                 log_level="warning")

@@ -11,6 +11,10 @@ The keys file is YAML (default ``<home>/keys.yaml``)::
         revoked: false
         created_at: 2026-11-23T14:40:00+00:00
 
+Writers (`excerpt keys add` / `revoke`) hold a lock on ``keys.yaml.lock`` around their
+read-modify-write and replace the file atomically. A server re-reads the file when it changes;
+while it cannot read it (deleted, broken YAML, a malformed key) no key is valid.
+
 A key is ``exk_`` followed by 32 random bytes (URL-safe base64), so a plain SHA-256 is enough to
 store it (it is not a password: there is nothing to guess). Authentication compares digests in
 constant time. A caller's principal comes from its key alone; a request may narrow it (fewer
@@ -19,9 +23,15 @@ tags or clearances), never widen it, and only an admin key may ask for all acces
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
+import logging
+import os
 import secrets
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +43,8 @@ from excerpt.types import Principal
 ROLES = ("reader", "ingester", "admin")
 PREFIX = "exk_"
 KEYS_FILE = "keys.yaml"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -80,58 +92,150 @@ def digest(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def _entry(raw: Any, path: Path) -> KeyEntry:
-    if not isinstance(raw, dict) or not raw.get("name") or not raw.get("sha256"):
-        raise InputError(f"{path}: every key needs a name and a sha256")
-    role = str(raw.get("role") or "reader")
+_FIELDS = {"name", "sha256", "role", "acl_tags", "clearances", "revoked", "created_at"}
+
+
+def _strings(raw: dict[str, Any], field_name: str, where: str) -> tuple[str, ...]:
+    value = raw.get(field_name) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise InputError(f"{where}: {field_name} must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _entry(raw: Any, path: Path, index: int) -> KeyEntry:
+    """One key of the file, refused unless every field is what it should be: a misspelled
+    ``revoked`` or a tag of the wrong type must not leave a key wider than meant."""
+    where = f"{path}: key {index + 1}"
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"] \
+            or not isinstance(raw.get("sha256"), str) or not raw["sha256"]:
+        raise InputError(f"{where}: every key needs a name and a sha256")
+    unknown = sorted(map(str, set(raw) - _FIELDS))
+    if unknown:
+        raise InputError(f"{where}: unknown field {unknown[0]!r}")
+    role = raw.get("role") or "reader"
     if role not in ROLES:
-        raise InputError(f"{path}: key {raw['name']!r} has unknown role {role!r}")
-    return KeyEntry(str(raw["name"]), str(raw["sha256"]), role,
-                    tuple(map(str, raw.get("acl_tags") or ())),
-                    tuple(map(str, raw.get("clearances") or ())), bool(raw.get("revoked")),
+        raise InputError(f"{where}: key {raw['name']!r} has unknown role {role!r}")
+    if not isinstance(raw.get("revoked", False), bool):
+        raise InputError(f"{where}: revoked must be true or false")
+    return KeyEntry(raw["name"], raw["sha256"], role, _strings(raw, "acl_tags", where),
+                    _strings(raw, "clearances", where), raw.get("revoked", False),
                     str(raw.get("created_at") or ""))
+
+
+def _read(path: Path) -> list[KeyEntry]:
+    """The keys in ``path``; InputError (naming the file) for anything unreadable."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text("utf-8")) or {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the keys file: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("keys") or [], list):
+        raise InputError(f"{path}: a keys file is a mapping with a list under 'keys'")
+    return [_entry(raw, path, i) for i, raw in enumerate(data.get("keys") or [])]
+
+
+Signature = tuple[int, int, int]
+
+
+def _signature(path: Path) -> Signature | None:
+    """What changes when the file is edited or replaced (None: there is no file)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
 
 
 @dataclass
 class KeyRing:
+    """The keys of one file. A server calls :meth:`refresh` before each request: the file is
+    re-read when it changed, and when it cannot be read (missing, broken, unreadable) no key
+    is valid and :attr:`problem` says why (for the server's log, never for callers)."""
+
     path: Path
     entries: list[KeyEntry] = field(default_factory=list)
-    loaded_mtime: float = 0.0
+    loaded: Signature | None = None
+    problem: str | None = None
 
     def refresh(self) -> None:
         """Reload when the file changed since it was read (keys added or revoked)."""
         try:
-            mtime = self.path.stat().st_mtime
-        except FileNotFoundError:
+            signature = _signature(self.path)
+        except OSError as exc:
+            self._fail(f"{self.path}: cannot read the keys file: {exc}")
             return
-        if mtime != self.loaded_mtime:
-            self.entries = KeyRing.load(self.path).entries
-            self.loaded_mtime = mtime
+        if signature == self.loaded and (signature is not None or self.problem is not None):
+            return
+        self.loaded = signature
+        if signature is None:
+            self._fail(f"{self.path} does not exist")
+            return
+        try:
+            self.entries = _read(self.path)
+        except InputError as exc:
+            self._fail(str(exc))
+            return
+        if self.problem is not None:
+            log.warning("excerpt: the keys file is readable again (%d keys)", len(self.entries))
+        self.problem = None
+
+    def _fail(self, reason: str) -> None:
+        self.entries = []
+        if reason != self.problem:  # said once per problem, not once per request
+            log.error("excerpt: no API key is valid until the keys file is fixed: %s", reason)
+        self.problem = reason
 
     @classmethod
     def load(cls, path: Path) -> KeyRing:
         """The keys in ``path`` (an empty ring when the file does not exist yet)."""
-        import yaml
-
-        if not path.exists():
+        signature = _signature(path)
+        if signature is None:
             return cls(path)
-        mtime = path.stat().st_mtime
+        return cls(path, _read(path), signature)
+
+    @classmethod
+    @contextmanager
+    def editing(cls, path: Path) -> Iterator[KeyRing]:
+        """The ring of ``path`` to change, saved when the block ends without an error. The
+        whole read-modify-write holds an exclusive lock on ``<path>.lock``, so that parallel
+        `excerpt keys` commands apply one after another and none loses another's change."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            data = yaml.safe_load(path.read_text("utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise InputError(f"{path}: not valid YAML: {exc}") from None
-        return cls(path, [_entry(raw, path) for raw in data.get("keys") or []], mtime)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            ring = cls.load(path)
+            yield ring
+            ring.save()
+        finally:
+            os.close(lock)  # closing releases the lock
 
     def save(self) -> None:
+        """Write the file atomically: a temporary file of this process (mode 0600), synced,
+        then renamed over the old one; a reader sees the old keys or the new, never half."""
         import yaml
 
         text = yaml.safe_dump({"keys": [e.to_yaml() for e in self.entries]}, sort_keys=False,
                               allow_unicode=True)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(text, "utf-8")
-        tmp.chmod(0o600)
-        tmp.replace(self.path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                   dir=self.path.parent)  # mkstemp: mode 0600, a unique name
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        folder = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)  # the rename itself survives a crash
+        finally:
+            os.close(folder)
 
     def add(self, name: str, role: str = "reader", acl_tags: tuple[str, ...] = (),
             clearances: tuple[str, ...] = ()) -> tuple[KeyEntry, str]:
