@@ -12,13 +12,22 @@ Layout of ``log_dir``::
 A trace is a list of stages, each with ``state_before`` and ``state_after``. Everything in it
 comes from the caller's own request or from results the caller was allowed to see: a hidden node
 appears only as a count, as in every other output.
+
+Concurrent requests, in threads or processes sharing ``log_dir``, never lose or corrupt each
+other's traces: every file is written under a temporary name of its own and renamed into place
+(a reader sees a whole file or none), and a log entry is appended with one ``O_APPEND`` write
+under a thread lock and an exclusive ``flock`` of the log file.  A trace that cannot be written
+is logged as a warning and never fails the request it describes.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
+import sys
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +38,12 @@ from excerpt.graph.expand import GraphResult
 from excerpt.store.base import SnapshotInfo
 from excerpt.types import Filters, Hit, Principal
 
-_counter = itertools.count(1)
+if sys.platform != "win32":
+    import fcntl
+
+_counter = itertools.count(1)  # next() is atomic: names are unique per process with the pid
+_append_lock = threading.Lock()
+_log = logging.getLogger(__name__)
 
 
 def retrieval_filters(infos: list[SnapshotInfo], filters: Filters,
@@ -81,21 +95,54 @@ class TraceLog:
     def __init__(self, folder: Path | str) -> None:
         self.folder = Path(folder)
 
-    def write(self, trace: Trace, log_name: str, lines: list[str]) -> Path:
+    def write(self, trace: Trace, log_name: str, lines: list[str]) -> Path | None:
+        """The trace's file, latest.json and the entry in ``log_name``; the trace's path, or
+        None when it could not be written (logged: a trace never fails its request)."""
+        try:
+            return self._write(trace, log_name, lines)
+        except (OSError, TypeError, ValueError) as exc:  # a full disk, a lost folder, bad JSON
+            _log.warning("excerpt: a %s trace was not written under %s: %s", trace.kind,
+                         self.folder, exc)
+            return None
+
+    def _write(self, trace: Trace, log_name: str, lines: list[str]) -> Path:
         traces = self.folder / "pipeline_traces"
         traces.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         path = traces / f"{stamp}-{os.getpid()}-{next(_counter)}-{trace.kind}.json"
         text = json.dumps(trace.to_json(), ensure_ascii=False, indent=2)
-        path.write_text(text, "utf-8")
-        latest = traces / "latest.json"
-        tmp = traces / f".latest-{os.getpid()}.json"
-        tmp.write_text(text, "utf-8")
-        os.replace(tmp, latest)  # readers never see a half-written latest.json
+        _write_whole(path, text)
+        _write_whole(traces / "latest.json", text)
         entry = "\n".join([f"=== {_now()} {trace.kind} ({path.name})", *lines, ""]) + "\n"
-        with open(self.folder / log_name, "a", encoding="utf-8") as fh:
-            fh.write(entry)
+        _append(self.folder / log_name, entry)
         return path
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """``text`` into ``path`` by rename from a temporary name no other writer uses, so
+    concurrent writers never remove each other's file and a reader never sees half of one."""
+    tmp = path.with_name(f".{path.stem}-{os.getpid()}-{next(_counter)}.tmp")
+    try:
+        tmp.write_text(text, "utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _append(path: Path, entry: str) -> None:
+    """``entry`` at the end of ``path`` as one piece: threads take the lock, processes the
+    file's flock; O_APPEND puts each write at the end whoever wrote last."""
+    data = entry.encode("utf-8")
+    with _append_lock:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if sys.platform != "win32":
+                fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
 
 
 def _json(value: Any) -> str:
