@@ -17,7 +17,7 @@ of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
 from __future__ import annotations
 
 import logging
-import tempfile
+import shutil
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -32,21 +32,32 @@ from pydantic import BaseModel, Field
 from excerpt.compose.ask import AskOptions
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
 from excerpt.engine import Engine
-from excerpt.errors import ExcerptError, InputError, NotFoundError
+from excerpt.errors import (
+    DependencyError,
+    ExcerptError,
+    InputError,
+    NotFoundError,
+    ServiceError,
+)
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
 from excerpt.server.keys import Caller, KeyRing
 from excerpt.server.stream import StreamWork, ask_events
+from excerpt.server.uploads import Uploads, receive, renamed, upload_name
 from excerpt.types import SEARCH_MODES, Filters, SearchMode, parse_where
 
 MAX_QUERY = 2000
 MAX_K = 100
 MAX_UPLOAD = 200 * 1024 * 1024
-_STATUS = {"input": 400, "not_found": 404, "dependency": 503, "service": 502}
+_STATUS: tuple[tuple[type[ExcerptError], int], ...] = (
+    (InputError, 400), (NotFoundError, 404), (DependencyError, 503), (ServiceError, 502))
+INTERNAL = {"error": "internal error", "kind": "internal"}
+log = logging.getLogger(__name__)
 
 
 def _status(exc: ExcerptError) -> int:
-    return _STATUS.get(exc.kind, 500)
+    """By class, so that a subclass (CorpusError is an InputError) gets its parent's status."""
+    return next((status for cls, status in _STATUS if isinstance(exc, cls)), 500)
 
 
 class AskBody(BaseModel):
@@ -127,11 +138,22 @@ def create_app(engine: Engine, keys: KeyRing,
     app = FastAPI(title="excerpt", version=version("excerpt"))
     # One store, the single writer of memory.db, serialising writes for every request thread.
     memory_store = MemoryStore(engine.memory_backend())
+    uploads = Uploads(engine.home / "uploads")
+    uploads.clean_stale()  # copies left by a server killed mid-upload
     app.state.streams = StreamWork()
 
     @app.exception_handler(ExcerptError)
     def excerpt_error(_: Request, exc: ExcerptError) -> JSONResponse:
-        return JSONResponse({"error": str(exc), "kind": exc.kind}, status_code=_status(exc))
+        status = _status(exc)
+        if status == 500:  # a store failure: its message may name server paths
+            log.error("excerpt: a request failed: %s", exc)
+            return JSONResponse(INTERNAL, status_code=500)
+        return JSONResponse({"error": str(exc), "kind": exc.kind}, status_code=status)
+
+    @app.exception_handler(Exception)
+    def internal(_: Request, exc: Exception) -> JSONResponse:
+        # The last resort: no traceback or path to the caller; Starlette logs the traceback.
+        return JSONResponse(INTERNAL, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -142,6 +164,10 @@ def create_app(engine: Engine, keys: KeyRing,
 
     @app.exception_handler(PermissionError)
     def forbidden(_: Request, exc: PermissionError) -> JSONResponse:
+        if exc.errno is not None:  # the operating system's, naming a server path
+            log.error("excerpt: a request was refused by the file system: %s", exc)
+            return JSONResponse({"error": "the server may not read that", "kind": "forbidden"},
+                                status_code=403)
         return JSONResponse({"error": str(exc), "kind": "forbidden"}, status_code=403)
 
     async def caller(authorization: str | None = Header(None)) -> Caller:
@@ -267,16 +293,18 @@ def create_app(engine: Engine, keys: KeyRing,
         from starlette.concurrency import run_in_threadpool
 
         _require(who, ("ingester", "admin"))
-        name = Path(filename).name
-        if not name or name in (".", ".."):
-            raise InputError(f"filename {filename!r} is not a file name")
-        data = await _read_limited(request, MAX_UPLOAD)
-        with tempfile.TemporaryDirectory(prefix="excerpt-upload-") as folder:
-            path = Path(folder) / name
-            path.write_bytes(data)
+        name = upload_name(filename)
+        _check_length(request, MAX_UPLOAD)
+        folder = uploads.new()
+        try:
+            await receive(request.stream(), folder / name, MAX_UPLOAD)
             result = await run_in_threadpool(
-                engine.ingest, path, collection, format, acl_tag, classification, None,
-                embedder, f"upload:{name}")
+                engine.ingest, folder / name, collection, format, acl_tag, classification,
+                None, embedder, f"upload:{name}")
+        except ExcerptError as exc:  # its message names the upload, never the folder
+            raise renamed(exc, folder, name) from None
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         return result.to_json()
 
     @app.post("/v1/ingest/path")
@@ -319,19 +347,11 @@ def _require(who: Caller, roles: tuple[str, ...]) -> None:
         raise PermissionError(f"this needs a key with role {' or '.join(roles)}")
 
 
-async def _read_limited(request: Any, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and int(declared) > limit:
+def _check_length(request: Request, limit: int) -> None:
+    """Refuses an upload whose declared length is over ``limit`` before reading any of it."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
         raise InputError(f"the upload is over {limit} bytes")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise InputError(f"the upload is over {limit} bytes")
-        chunks.append(chunk)
-    if not size:
-        raise InputError("the upload is empty: send the file as the request body")
-    return b"".join(chunks)
 
 
 class _Unauthorized(Exception):

@@ -1,0 +1,104 @@
+"""Uploads of ``POST /v1/ingest``: the file name checked, the body streamed to a temporary
+folder under ``<home>/uploads``, and error messages that name the upload, not the folder.
+
+Each upload gets its own folder ``<pid>-<process start>-<random>`` and removes it when done. A
+server killed mid-upload cannot, so every server removes, when it starts, the folders of
+processes that no longer run (the pid and the process's start time together, so that a reused
+pid does not keep a dead server's leftovers alive, and a live server's uploads are never
+touched by another server sharing the home).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+import unicodedata
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import psutil
+
+from excerpt.errors import ExcerptError, InputError
+
+log = logging.getLogger(__name__)
+
+MAX_NAME_BYTES = 255  # what a file system takes as one name
+
+
+def upload_name(filename: str) -> str:
+    """``filename`` if it is a plain file name; InputError (naming it) otherwise."""
+    shown = repr(filename[:80] + ("…" if len(filename) > 80 else ""))
+    if not filename.strip() or filename in (".", ".."):
+        raise InputError(f"filename {shown} is not a file name")
+    if "/" in filename or "\\" in filename:
+        raise InputError(f"filename {shown} must be a plain file name, without folders")
+    if any(unicodedata.category(c) in ("Cc", "Cs") for c in filename):
+        raise InputError(f"filename {shown} holds a control character")
+    if len(filename.encode("utf-8")) > MAX_NAME_BYTES:
+        raise InputError(f"filename {shown} is over {MAX_NAME_BYTES} bytes")
+    return filename
+
+
+def _start_time(pid: int) -> int | None:
+    try:
+        return int(psutil.Process(pid).create_time())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+        return None
+
+
+class Uploads:
+    """The temporary folders of one server's uploads, under ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.owner = f"{os.getpid()}-{_start_time(os.getpid())}"
+
+    def clean_stale(self) -> int:
+        """Removes the folders of servers that no longer run; how many it removed."""
+        if not self.root.is_dir():
+            return 0
+        removed = 0
+        for folder in self.root.iterdir():
+            pid, _, rest = folder.name.partition("-")
+            started = rest.partition("-")[0]
+            if pid.isdigit() and started == str(_start_time(int(pid))):
+                continue  # its server still runs
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+        if removed:
+            log.warning("excerpt: removed %d upload(s) left by a server that stopped", removed)
+        return removed
+
+    def new(self) -> Path:
+        self.root.mkdir(parents=True, exist_ok=True)
+        folder = self.root / f"{self.owner}-{secrets.token_hex(8)}"
+        folder.mkdir(mode=0o700)
+        return folder
+
+
+async def receive(chunks: AsyncIterator[bytes], path: Path, limit: int) -> None:
+    """Writes the body to ``path`` as it arrives (never all of it in memory)."""
+    size = 0
+    with path.open("wb") as out:
+        async for chunk in chunks:
+            size += len(chunk)
+            if size > limit:
+                raise InputError(f"upload:{path.name}: the upload is over {limit} bytes")
+            out.write(chunk)
+    if not size:
+        raise InputError(f"upload:{path.name}: the upload is empty: send the file as the "
+                         "request body")
+
+
+def renamed(exc: ExcerptError, folder: Path, name: str) -> ExcerptError:
+    """``exc`` with the upload's temporary path in its message replaced by ``upload:NAME``."""
+    message = str(exc)
+    for place in sorted({str(folder / name), str(folder.resolve() / name)}, key=len,
+                        reverse=True):
+        message = message.replace(place, f"upload:{name}")
+    for place in sorted({str(folder), str(folder.resolve())}, key=len, reverse=True):
+        message = message.replace(place, f"upload:{name}")
+    exc.args = (message,)
+    return exc
