@@ -156,12 +156,23 @@ class Engine:
 
     # -- snapshots ------------------------------------------------------------------------------
 
-    def snapshots(self, collection: str | None = None) -> dict[str, Any]:
+    def snapshots(self, collection: str | None = None,
+                  principal: Principal | None = None) -> dict[str, Any]:
+        """Snapshots and sets as ``principal`` (default: anonymous) may know them: a snapshot
+        only when it may see one of its nodes, with the counts of what it may see; a set with
+        only such members, and not at all when it has none."""
+        principal = principal or Principal.anonymous()
         snaps = self.store.snapshots(collection)
-        sets = self.store.snapshot_sets(collection)
+        counts = self.access.snapshot_counts(snaps, principal)
+        sets = {name: [i for i in ids if i in counts]
+                for name, ids in self.store.snapshot_sets(collection).items()}
         return {
-            "snapshots": [s.to_json() for s in snaps],
-            "sets": [{"name": n, "snapshot_ids": ids} for n, ids in sorted(sets.items())],
+            "snapshots": [replace(s, documents=counts[s.snapshot_id][0],
+                                  nodes=counts[s.snapshot_id][1],
+                                  edges=counts[s.snapshot_id][2]).to_json()
+                          for s in snaps if s.snapshot_id in counts],
+            "sets": [{"name": n, "snapshot_ids": ids} for n, ids in sorted(sets.items()) if ids],
+            **principal.describe(),
         }
 
     def snapshot_set(self, name: str, snapshot_ids: Sequence[str],
@@ -175,26 +186,40 @@ class Engine:
         filters = filters or Filters()
         check_where(filters.metadata)
         principal = principal or Principal.anonymous()
-        return filters, principal, self.access.view(self.resolve(filters), principal,
-                                                     filters.metadata)
+        return filters, principal, self.access.view(self.resolve(filters, principal),
+                                                     principal, filters.metadata)
 
-    def resolve(self, filters: Filters) -> list[SnapshotInfo]:
-        """The snapshots a read sees: one, a named set, or the latest of every source."""
+    def resolve(self, filters: Filters, principal: Principal | None = None
+                ) -> list[SnapshotInfo]:
+        """The snapshots a read sees: one, a named set, or the latest of every source. Given a
+        principal, a snapshot or set of which it may see no node is absent to it, with the very
+        error a missing one gets (nobody learns what exists beyond their rights)."""
         if filters.snapshot_id and filters.snapshot_set:
             raise InputError("give either a snapshot or a snapshot set, not both")
         if filters.collection not in self.store.collections():
             raise NotFoundError(f"no collection {filters.collection!r}; ingest something first")
         if filters.snapshot_id:
-            info = self.store.snapshot(filters.snapshot_id)
-            if info.collection != filters.collection:
-                raise NotFoundError(
-                    f"snapshot {filters.snapshot_id!r} is not in collection {filters.collection!r}"
-                )
-            return [info]
-        if filters.snapshot_set:
-            ids = self.store.snapshot_set(filters.collection, filters.snapshot_set)
-            return [self.store.snapshot(i) for i in ids]
-        return self.store.latest_snapshots(filters.collection)
+            missing = NotFoundError(f"no snapshot {filters.snapshot_id!r} in collection "
+                                    f"{filters.collection!r}")
+            try:
+                infos = [self.store.snapshot(filters.snapshot_id)]
+            except NotFoundError:
+                raise missing from None
+            if infos[0].collection != filters.collection:
+                raise missing
+        elif filters.snapshot_set:
+            missing = NotFoundError(f"no snapshot set {filters.snapshot_set!r} in collection "
+                                    f"{filters.collection!r}")
+            try:
+                ids = self.store.snapshot_set(filters.collection, filters.snapshot_set)
+            except NotFoundError:
+                raise missing from None
+            infos = [self.store.snapshot(i) for i in ids]
+        else:
+            return self.store.latest_snapshots(filters.collection)
+        if principal is not None and not self.access.seen_snapshots(infos, principal):
+            raise missing
+        return infos
 
     # -- search ---------------------------------------------------------------------------------
 
@@ -263,7 +288,7 @@ class Engine:
         k = top
         applied = {
             "collection": filters.collection,
-            "snapshot_ids": [p.info.snapshot_id for p in view.parts],
+            "snapshot_ids": [info.snapshot_id for info in self.access.seen(view)],
             **({"snapshot_id": filters.snapshot_id} if filters.snapshot_id else {}),
             **({"snapshot_set": filters.snapshot_set} if filters.snapshot_set else {}),
             **({"metadata": dict(filters.metadata)} if filters.metadata else {}),
@@ -346,9 +371,9 @@ class Engine:
         self._trace_log.write(trace, log_name, lines)
         self.store.record_trace(trace.to_json())
 
-    @staticmethod
-    def _applied(view: View, filters: Filters, principal: Principal) -> dict[str, Any]:
-        return retrieval_filters([p.info for p in view.parts], filters, principal)
+    def _applied(self, view: View, filters: Filters, principal: Principal) -> dict[str, Any]:
+        """The filters a trace records: only snapshots the caller may see are named."""
+        return retrieval_filters(self.access.seen(view), filters, principal)
 
     def _rank(
         self, view: View, query: str, tokens: dict[str, float], mode: SearchMode, k: int,

@@ -215,12 +215,16 @@ def diff(ctx: click.Context, before: str, after: str, exact_whitespace: bool,
 
 @cli.command()
 @click.option("--collection", default=None, help="Only this collection.")
+@principal_options
 @json_option
 @click.pass_context
 @handles_errors
-def snapshots(ctx: click.Context, collection: str | None) -> None:
-    """List snapshots and snapshot sets."""
-    payload = ctx.obj["engine"].snapshots(collection)
+def snapshots(ctx: click.Context, collection: str | None, acl_tags: tuple[str, ...],
+              clearances: tuple[str, ...], all_access: bool) -> None:
+    """List the snapshots and snapshot sets the caller may see (a snapshot when it may see one
+    of its nodes, counting only those; anonymous by default)."""
+    principal = make_principal(acl_tags, clearances, all_access)
+    payload = ctx.obj["engine"].snapshots(collection, principal)
 
     def human() -> None:
         table = Table("snapshot", "collection", "source", "nodes", "name", "created")

@@ -51,6 +51,21 @@ class Access(Protocol):
 
     def notes(self, view: Any) -> list[str]: ...
 
+    def seen(self, view: Any) -> list[SnapshotInfo]:
+        """The view's snapshots the caller may see a node of: the only ones ever named to it."""
+        ...
+
+    def seen_snapshots(self, snapshots: Sequence[SnapshotInfo],
+                       principal: Principal) -> set[str]:
+        """Ids of ``snapshots`` holding a node ``principal`` may see."""
+        ...
+
+    def snapshot_counts(self, snapshots: Sequence[SnapshotInfo], principal: Principal
+                        ) -> dict[str, tuple[int, int, int]]:
+        """(documents, nodes, edges) ``principal`` may see per snapshot, for those where it
+        sees a node: documents holding a visible node, visible nodes, edges leaving one."""
+        ...
+
     def has_vectors(self, view: Any) -> bool: ...
 
     def bm25(self, view: Any, weights: Mapping[str, float], depth: int, k1: float,
@@ -116,7 +131,38 @@ class SegmentAccess:
         return [f"snapshot {p.info.snapshot_id} was indexed with analyzer version "
                 f"{p.segment.meta.get('analyzer')} (now {ANALYZER_VERSION}): re-ingest it so "
                 "its tokens match the query's" for p in view.parts
-                if p.segment.meta.get("analyzer") != ANALYZER_VERSION]
+                if p.seen and p.segment.meta.get("analyzer") != ANALYZER_VERSION]
+
+    def seen(self, view: View) -> list[SnapshotInfo]:
+        return view.seen
+
+    def seen_snapshots(self, snapshots: Sequence[SnapshotInfo],
+                       principal: Principal) -> set[str]:
+        return {s.snapshot_id for s in snapshots if principal.all_access
+                or bool(self.store.segment(s.snapshot_id).visible(principal).any())}
+
+    def snapshot_counts(self, snapshots: Sequence[SnapshotInfo], principal: Principal
+                        ) -> dict[str, tuple[int, int, int]]:
+        out: dict[str, tuple[int, int, int]] = {}
+        for info in snapshots:
+            sid = info.snapshot_id
+            mask = (None if principal.all_access
+                    else self.store.segment(sid).visible(principal))
+            if mask is None or mask.all():
+                out[sid] = (info.documents, info.nodes, info.edges)
+            elif mask.any():
+                out[sid] = self._partial_counts(sid, mask)
+        return out
+
+    def _partial_counts(self, sid: str, mask: npt.NDArray[np.bool_]) -> tuple[int, int, int]:
+        """Counts of a snapshot the caller sees part of, read from the store (its rows are
+        in ordinal order, as the mask)."""
+        documents = self.store.node_documents(sid)
+        ids = self.store.segment(sid).ids
+        visible = {ids[o] for o in np.flatnonzero(mask).tolist()}
+        edges = sum(1 for from_id in self.store.edge_sources(sid) if from_id in visible)
+        return (len({d for d, m in zip(documents, mask.tolist(), strict=True) if m}),
+                len(visible), edges)
 
     def has_vectors(self, view: View) -> bool:
         return any(p.segment.vectors is not None for p in view.parts)
@@ -231,6 +277,24 @@ class SqlAccess:
 
     def notes(self, view: sql.SqlView) -> list[str]:
         return []
+
+    def seen(self, view: sql.SqlView) -> list[SnapshotInfo]:
+        return view.seen
+
+    def seen_snapshots(self, snapshots: Sequence[SnapshotInfo],
+                       principal: Principal) -> set[str]:
+        return sql.sql_seen_snapshots(self.rows, [s.snapshot_id for s in snapshots], principal)
+
+    def snapshot_counts(self, snapshots: Sequence[SnapshotInfo], principal: Principal
+                        ) -> dict[str, tuple[int, int, int]]:
+        if principal.all_access:
+            return {s.snapshot_id: (s.documents, s.nodes, s.edges) for s in snapshots}
+        found = sql.sql_snapshot_counts(self.rows, [s.snapshot_id for s in snapshots],
+                                        principal)
+        # A snapshot seen whole reports its recorded counts, as SegmentAccess does.
+        return {s.snapshot_id: ((s.documents, s.nodes, s.edges)
+                                if found[s.snapshot_id][1] == s.nodes else found[s.snapshot_id])
+                for s in snapshots if s.snapshot_id in found}
 
     def has_vectors(self, view: sql.SqlView) -> bool:
         return sql.sql_has_vectors(view)

@@ -42,6 +42,15 @@ class SqlPart:
     info: SnapshotInfo
 
 
+def rights(principal: Principal) -> tuple[list[str], list[Any]]:
+    """The principal's visibility rule as clauses on ``nodes n`` (none for all access)."""
+    if principal.all_access:
+        return [], []
+    return (["(cardinality(n.acl_tags) = 0 OR n.acl_tags && %s::text[])",
+             "n.labels <@ %s::text[]"],
+            [sorted(principal.acl_tags), sorted(principal.clearances)])
+
+
 @dataclass
 class SqlView:
     """The read view of one query, as the SQL that selects its visible nodes."""
@@ -51,6 +60,7 @@ class SqlView:
     metadata: Mapping[str, Any]
     visible: int = 0
     total_length: float = 0.0
+    seen_ids: set[str] = field(default_factory=set)
     _where: tuple[str, list[Any]] | None = field(default=None, repr=False)
 
     @property
@@ -61,19 +71,29 @@ class SqlView:
     def snapshot_ids(self) -> list[str]:
         return [p.info.snapshot_id for p in self.parts]
 
+    @property
+    def seen(self) -> list[SnapshotInfo]:
+        """The view's snapshots the caller may see a node of (its rights alone)."""
+        return [p.info for p in self.parts if p.info.snapshot_id in self.seen_ids]
+
+    def scope(self) -> tuple[str, list[Any]]:
+        """The view's snapshots and the principal's rights, as a predicate on ``nodes n``."""
+        clauses, params = rights(self.principal)
+        return " AND ".join(["n.snapshot_id = ANY(%s)", *clauses]), [self.snapshot_ids, *params]
+
+    def narrowing(self) -> tuple[str, list[Any]]:
+        """What the read narrows the scope to (the metadata filters); ``TRUE`` for nothing."""
+        clauses, params = [], []
+        for key, value in sorted(self.metadata.items()):
+            clauses.append("(n.metadata -> %s)::jsonb = %s::jsonb")
+            params += [key, json.dumps(value)]
+        return " AND ".join(clauses) or "TRUE", params
+
     def where(self) -> tuple[str, list[Any]]:
         """The predicate on ``nodes n`` and its parameters."""
         if self._where is None:
-            clauses = ["n.snapshot_id = ANY(%s)"]
-            params: list[Any] = [self.snapshot_ids]
-            if not self.principal.all_access:
-                clauses.append("(cardinality(n.acl_tags) = 0 OR n.acl_tags && %s::text[])")
-                clauses.append("n.labels <@ %s::text[]")
-                params += [sorted(self.principal.acl_tags), sorted(self.principal.clearances)]
-            for key, value in sorted(self.metadata.items()):
-                clauses.append("(n.metadata -> %s)::jsonb = %s::jsonb")
-                params += [key, json.dumps(value)]
-            self._where = " AND ".join(clauses), params
+            (scope, scope_args), (narrow, narrow_args) = self.scope(), self.narrowing()
+            self._where = f"{scope} AND {narrow}", [*scope_args, *narrow_args]
         return self._where
 
 
@@ -83,12 +103,46 @@ Rows = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 
 def sql_view(rows: Rows, snapshots: Sequence[SnapshotInfo], principal: Principal,
              metadata: Mapping[str, Any]) -> SqlView:
+    """The view, its visible count and length, and which snapshots the caller may see at all
+    (one grouped count)."""
     view = SqlView([SqlPart(s) for s in snapshots], principal, metadata)
-    where, params = view.where()
-    count, length = rows(f"SELECT count(*), coalesce(sum(n.doc_len), 0) FROM nodes n "
-                         f"WHERE {where}", params)[0]
-    view.visible, view.total_length = int(count), float(length)
+    (scope, scope_args), (narrow, narrow_args) = view.scope(), view.narrowing()
+    found = rows(f"SELECT n.snapshot_id, count(*) FILTER (WHERE {narrow}), "
+                 f"coalesce(sum(n.doc_len) FILTER (WHERE {narrow}), 0) FROM nodes n "
+                 f"WHERE {scope} GROUP BY n.snapshot_id", [*narrow_args, *narrow_args,
+                                                            *scope_args])
+    view.visible = sum(int(count) for _, count, _ in found)
+    view.total_length = sum(float(length) for _, _, length in found)
+    view.seen_ids = (set(view.snapshot_ids) if principal.all_access
+                     else {sid for sid, _, _ in found})
     return view
+
+
+def sql_seen_snapshots(rows: Rows, snapshot_ids: Sequence[str],
+                       principal: Principal) -> set[str]:
+    """Those of ``snapshot_ids`` holding a node the principal may see."""
+    if principal.all_access:
+        return set(snapshot_ids)
+    clauses, params = rights(principal)
+    found = rows(f"SELECT s FROM unnest(%s::text[]) AS s WHERE EXISTS (SELECT 1 FROM nodes n "
+                 f"WHERE n.snapshot_id = s AND {' AND '.join(clauses)})",
+                 [list(snapshot_ids), *params])
+    return {sid for (sid,) in found}
+
+
+def sql_snapshot_counts(rows: Rows, snapshot_ids: Sequence[str],
+                        principal: Principal) -> dict[str, tuple[int, int, int]]:
+    """(documents, nodes, edges) the principal may see per snapshot: documents with a visible
+    node, visible nodes, edges leaving a visible node; snapshots with none are absent."""
+    clauses, params = rights(principal)
+    where = " AND ".join(["n.snapshot_id = ANY(%s)", *clauses])
+    nodes = rows(f"SELECT n.snapshot_id, count(DISTINCT n.document_id), count(*) FROM nodes n "
+                 f"WHERE {where} GROUP BY n.snapshot_id", [list(snapshot_ids), *params])
+    edges: dict[str, int] = dict(rows(
+        f"SELECT e.snapshot_id, count(*) FROM edges e JOIN nodes n ON n.snapshot_id = "
+        f"e.snapshot_id AND n.id = e.from_id WHERE {where} GROUP BY e.snapshot_id",
+        [list(snapshot_ids), *params]))
+    return {sid: (int(docs), int(count), int(edges.get(sid, 0))) for sid, docs, count in nodes}
 
 
 def _candidates(view: SqlView, found: list[tuple[Any, ...]]) -> list[Candidate]:

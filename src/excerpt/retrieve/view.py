@@ -25,6 +25,9 @@ class ViewPart:
     mask: BoolArray
     visible: int
     visible_length: float
+    seen: bool = True
+    """Whether the caller may see any node of the snapshot (its rights alone, before metadata
+    filters): a snapshot it may not is never named to it (listings, filters, traces, notes)."""
 
 
 class Candidate(NamedTuple):
@@ -52,6 +55,11 @@ class View:
         total = sum(p.visible_length for p in self.parts)
         return total / self.visible if self.visible else 0.0
 
+    @property
+    def seen(self) -> list[SnapshotInfo]:
+        """The view's snapshots the caller may know of (see :attr:`ViewPart.seen`)."""
+        return [p.info for p in self.parts if p.seen]
+
 
 def build_view(
     store: Store,
@@ -63,13 +71,14 @@ def build_view(
     for info in snapshots:
         seg = store.segment(info.snapshot_id)
         mask = seg.visible(principal)
+        seen = principal.all_access or bool(mask.any())
         for key, value in sorted(metadata.items()):
             allowed = np.zeros(seg.size, dtype=bool)
             allowed[store.metadata_ordinals(info.snapshot_id, key, value)] = True
             mask = mask & allowed
         visible = int(mask.sum())
         length = float(seg.doc_len[mask].sum()) if visible else 0.0
-        parts.append(ViewPart(info, seg, mask, visible, length))
+        parts.append(ViewPart(info, seg, mask, visible, length, seen))
     return View(parts)
 
 

@@ -110,6 +110,17 @@ class RecordQueries:
                             "snapshot_id = ? ORDER BY from_id, relation, to_id", (snapshot_id,))
         return [(r[0], r[1], r[2]) for r in rows]
 
+    def node_documents(self, snapshot_id: str) -> list[str]:
+        """The document id of every node, in ordinal order (counting what a caller sees)."""
+        return [r[0] for r in self._select(
+            "SELECT document_id FROM nodes WHERE snapshot_id = ? ORDER BY ordinal",
+            (snapshot_id,))]
+
+    def edge_sources(self, snapshot_id: str) -> list[str]:
+        """The from_id of every edge (one per edge, repeats kept)."""
+        return [r[0] for r in self._select("SELECT from_id FROM edges WHERE snapshot_id = ?",
+                                           (snapshot_id,))]
+
     # -- evaluation runs and migrations ---------------------------------------------------------
 
     def eval_runs(self) -> list[dict[str, Any]]:

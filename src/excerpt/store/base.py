@@ -169,6 +169,14 @@ class Store(VectorStoreCache, Protocol):
 
     def edges(self, snapshot_id: str) -> list[Edge]: ...
 
+    def node_documents(self, snapshot_id: str) -> list[str]:
+        """The document id of every node, in ordinal order."""
+        ...
+
+    def edge_sources(self, snapshot_id: str) -> list[str]:
+        """The from_id of every edge (one per edge)."""
+        ...
+
     def edge_triples(self, snapshot_id: str) -> list[tuple[str, str, str]]:
         """(from_id, relation, to_id) of every edge, sorted; what graph expansion reads."""
         ...
