@@ -1,8 +1,10 @@
 """The memory daemon as a real process (`excerpt memory serve`) and the CLI in front of it:
-same JSON as the durable store directly, parallel clients lose and reorder nothing."""
+same JSON as the durable store directly, parallel clients lose and reorder nothing, only
+loopback Host names are served (DNS rebinding), and every error has one shape."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 import sys
@@ -137,3 +139,99 @@ def test_the_durable_store_directly_and_a_daemon_that_is_down(
                                     f"http://127.0.0.1:{free_port()}", "trip", "read"])
     assert down.exit_code == 1 and "cannot be reached" in down.output
     assert CliRunner().invoke(cli, ["--home", home, "memory", "read"]).exit_code == 2
+
+
+def raw(url: str, method: str, path: str, body: bytes | None = None,
+        host: str | None = "localhost") -> tuple[int, Any]:
+    """One request with the Host header as given (None: no Host header at all)."""
+    port = int(url.rsplit(":", 1)[1])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        if host is not None:
+            conn.putheader("Host", host)
+        if body is not None:
+            conn.putheader("Content-Type", "application/json")
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        response = conn.getresponse()
+        payload = response.read()
+        if not (response.getheader("Content-Type") or "").startswith("application/json"):
+            return response.status, payload.decode("utf-8", "replace")
+        return response.status, json.loads(payload)
+    finally:
+        conn.close()
+
+
+def test_only_loopback_host_names_are_served(daemon: tuple[str, Path]) -> None:
+    """A page that rebinds its own name to 127.0.0.1 still sends that name as Host."""
+    url, _ = daemon
+    port = url.rsplit(":", 1)[1]
+    for host in ("localhost", f"localhost:{port}", "127.0.0.1", f"127.0.0.1:{port}",
+                 f"[::1]:{port}", "[::1]", "LocalHost"):
+        assert raw(url, "GET", "/-/health", host=host)[0] == 200, host
+    add = json.dumps({"intent": "add", "data": {"speaker": "user", "turn": 1,
+                                                "text": "rebound"}}).encode()
+    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example",
+                 f"localhost.evil.example:{port}", "localhost@evil.example", "[::1", ""):
+        for method, path, body in (("GET", "/-/health", None),
+                                   ("POST", "/v1/memory/rebind/query", add)):
+            status, answer = raw(url, method, path, body, host=host)
+            assert status == 400 and answer["kind"] == "host", (host, answer)
+            assert set(answer) == {"error", "kind"}
+    # No Host at all: uvicorn refuses the HTTP/1.1 request itself (400, before the app).
+    assert raw(url, "POST", "/v1/memory/rebind/query", add, host=None)[0] == 400
+    assert post(url, "rebind", "read", {}) == (200, {"utterances": []})  # nothing was added
+
+
+def test_every_error_has_one_shape(daemon: tuple[str, Path]) -> None:
+    url, _ = daemon
+    cases = [
+        ("GET", "/nowhere", None, 404),
+        ("GET", "/v1/memory/trip/query", None, 405),
+        ("DELETE", "/-/health", None, 405),
+        ("POST", "/v1/memory/trip/query", b"{not json", 400),
+        ("POST", "/v1/memory/trip/query", b"[1, 2]", 400),
+        ("POST", "/v1/memory/trip/query", b"", 400),
+        ("POST", "/v1/memory/trip/query", b'{"data": {}}', 400),
+        ("POST", "/v1/memory/trip/query", b'{"intent": "read", "data": [1]}', 400),
+        ("POST", "/v1/memory/trip/query", b'{"intent": 7}', 400),
+    ]
+    for method, path, body, expected in cases:
+        status, answer = raw(url, method, path, body)
+        assert status == expected, (method, path, body, answer)
+        assert set(answer) == {"error", "kind"} and answer["error"], answer
+    status, answer = raw(url, "POST", "/v1/memory/trip/query", b'{"data": {}}')
+    assert "intent" in answer["error"] and answer["kind"] == "input"
+
+
+def test_the_openapi_document_lists_the_errors(daemon: tuple[str, Path]) -> None:
+    url, _ = daemon
+    status, doc = raw(url, "GET", "/openapi.json")
+    assert status == 200
+    query = doc["paths"]["/v1/memory/{conversation}/query"]["post"]["responses"]
+    assert {"200", "400", "404", "500"} <= set(query) and "422" not in query
+    assert "400" in doc["paths"]["/-/health"]["get"]["responses"]  # a foreign Host
+    error = doc["components"]["schemas"]["Error"]
+    assert set(error["properties"]) == {"error", "kind"}
+    assert "requestBody" in doc["paths"]["/v1/memory/{conversation}/query"]["post"]
+    assert raw(url, "GET", "/docs")[0] == 404  # no page that loads assets from a CDN
+
+
+def test_a_store_failure_is_a_500_in_the_one_shape(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from excerpt.memory import MemoryStore, SQLiteBackend
+    from excerpt.server.memory_api import create_memory_app
+
+    backend = SQLiteBackend.at_home(tmp_path)
+    app = create_memory_app(MemoryStore(backend, embedder=None), "durable")
+    client = TestClient(app, base_url="http://localhost", raise_server_exceptions=False)
+    assert client.post("/v1/memory/t/query", json={"intent": "read"}).status_code == 200
+    backend.close()  # the store is gone from under the daemon
+    answer = client.post("/v1/memory/t/query", json={"intent": "read"})
+    assert answer.status_code == 500 and answer.json()["kind"] == "store"
+    assert str(tmp_path) not in answer.text  # the log names the file, the caller learns none
+    bad = client.post("/v1/memory/t/query", content=b"{oops",
+                      headers={"Content-Type": "application/json"})
+    assert bad.status_code == 400 and bad.json()["error"].startswith("the body is not valid JSON")

@@ -3,6 +3,7 @@
     excerpt memory CONVERSATION add --speaker user --turn 1 "text"
     excerpt memory CONVERSATION read|last N|search QUERY|summary|delete INDEX|stats|config
     excerpt memory serve [--host 127.0.0.1] [--port 8765] [--backend durable|in-memory]
+                         [--allow-host NAME]...
 
 The conversation commands act on the durable store in ``--home`` (``memory.db``), or on a
 running daemon when ``--daemon URL`` is given (they send the daemon's single-entry form,
@@ -185,9 +186,13 @@ def config(ctx: click.Context, buffer_size: int | None, max_tokens: int | None,
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True)
 @click.option("--backend", type=click.Choice(["durable", "in-memory"]), default="durable",
               show_default=True, help="durable: memory.db in --home; in-memory: lost on exit.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also serve requests whose Host header is NAME (repeatable); by default only "
+                   "loopback names and --host itself (a guard against DNS rebinding).")
 @click.pass_context
 @handles_errors
-def serve(ctx: click.Context, host: str, port: int, backend: str) -> None:
+def serve(ctx: click.Context, host: str, port: int, backend: str,
+          allow_hosts: tuple[str, ...]) -> None:
     """Run the memory daemon (HTTP, JSON) until interrupted."""
     from excerpt.memory.backends import open_backend
     from excerpt.memory.store import MemoryStore
@@ -196,6 +201,6 @@ def serve(ctx: click.Context, host: str, port: int, backend: str) -> None:
     store = MemoryStore(open_backend(backend, Path(ctx.obj["engine"].home)))
     click.echo(f"memory daemon on http://{host}:{port} ({backend})", err=True)
     try:
-        run(store, backend, host, port)
+        run(store, backend, host, port, allow_hosts)
     finally:
         store.close()

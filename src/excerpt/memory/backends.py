@@ -22,7 +22,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -193,12 +193,19 @@ class SQLiteBackend:
         return cls(Path(home) / MEMORY_DB)
 
     def state(self, conversation: str) -> ConversationState | None:
-        with self._lock:
+        with self._lock, self._errors():
             return self._state(conversation)
 
     def utterances(self, conversation: str) -> list[Utterance]:
-        with self._lock:
+        with self._lock, self._errors():
             return self._utterances(conversation)
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"memory store {self.path}: {exc}") from exc
 
     def commit(self, conversation: str, state: ConversationState,
                added: Sequence[Utterance] = (), removed: Sequence[int] = ()) -> None:
@@ -226,8 +233,11 @@ class SQLiteBackend:
                 raise
 
     def _rollback(self) -> None:
-        if self._db.in_transaction:
-            self._db.execute("ROLLBACK")
+        # A rollback that fails (a closed or broken connection) must not hide the error that
+        # made it necessary; the transaction dies with the connection anyway.
+        with suppress(sqlite3.Error):
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
 
     def _state(self, conversation: str) -> ConversationState | None:
         row = self._db.execute(
