@@ -235,3 +235,14 @@ def test_a_store_failure_is_a_500_in_the_one_shape(tmp_path: Path) -> None:
     bad = client.post("/v1/memory/t/query", content=b"{oops",
                       headers={"Content-Type": "application/json"})
     assert bad.status_code == 400 and bad.json()["error"].startswith("the body is not valid JSON")
+
+
+def test_host_names_as_the_daemon_compares_them() -> None:
+    from excerpt.server.memory_api import allowed_hosts, host_name
+
+    assert host_name("LocalHost:8765") == "localhost" and host_name("[::1]:80") == "[::1]"
+    for malformed in ("localhost:80x", "[::1", "[::1]x", "a:b:c", ""):
+        assert host_name(malformed) == "", malformed
+    assert allowed_hosts() == {"localhost", "127.0.0.1", "[::1]"}
+    assert allowed_hosts("::1") == {"localhost", "127.0.0.1", "[::1]"}
+    assert {"10.0.0.5", "memory.lan"} <= allowed_hosts("10.0.0.5", ["memory.lan:8765"])
