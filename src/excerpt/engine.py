@@ -141,11 +141,13 @@ class Engine:
         embedder: str = "auto",
         source: str | None = None,
         progress: Progress = no_progress,
+        ingest_roots: Sequence[Path | str] | None = None,
     ) -> IngestResult:
-        """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed')."""
+        """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed').
+        With ``ingest_roots``, every file read must resolve inside them (links included)."""
         return Importer(self.store, self.settings, self._embedder).run(
             paths, collection, fmt, acl_tags, classification_labels, snapshot_name, embedder,
-            source, progress)
+            source, progress, ingest_roots)
 
     def _embedder(self, model: str) -> Any:
         if model not in self._embedders:

@@ -62,6 +62,12 @@ class Settings:
         0.7, "ask --mmr: MMR trade-off between relevance (1.0) and diversity (0.0).")
     answer_min_coverage: float = _setting(
         0.5, "ask: answer cautiously when no passage holds this share of the question's terms.")
+    archive_max_member_mb: int = _setting(
+        512, "Zip archives (code bundles, HWPX): most megabytes one member may expand to.")
+    archive_max_total_mb: int = _setting(
+        2048, "Zip archives: most megabytes read from one archive in all.")
+    archive_max_ratio: float = _setting(
+        200.0, "Zip archives: highest expanded/compressed ratio of a member past 8 MB.")
 
     def with_(self, **changes: Any) -> Settings:
         known = {f.name for f in fields(self)}

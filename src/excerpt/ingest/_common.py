@@ -21,15 +21,46 @@ def check_options(options: LoadOptions) -> None:
         raise InputError(f"chunk overlap must not be negative, got {options.overlap_chars}")
 
 
-def require_paths(paths: Sequence[Path]) -> list[Path]:
-    """The paths as ``Path`` objects; refuses an empty list and paths that do not exist."""
+def require_paths(paths: Sequence[Path], roots: Sequence[Path] | None = None) -> list[Path]:
+    """The paths as ``Path`` objects; refuses an empty list, paths that do not exist and, when
+    ``roots`` are given, anything that resolves outside them (:func:`check_confined`)."""
     if not paths:
         raise InputError("no input path given")
     out = [Path(p) for p in paths]
     for p in out:
         if not p.exists():
             raise InputError(f"no such file or directory: {p}")
+    if roots is not None:
+        check_confined(out, roots)
     return out
+
+
+def check_confined(paths: Sequence[Path], roots: Sequence[Path]) -> None:
+    """Refuse a path, or any file, folder or link below a folder path (hidden ones too), that
+    resolves outside every one of ``roots``.
+
+    A server that ingests paths only inside its ingest roots must not read through a symbolic
+    link that points out of them; checking what each entry resolves to, before any loader or
+    format sniffer opens a file, covers every file a loader may read.  (A link swapped in
+    after this check, while the import runs, is not covered.)
+    """
+    inside = [Path(r).resolve() for r in roots]
+
+    def check(path: Path) -> None:
+        try:
+            target = path.resolve()
+        except (OSError, RuntimeError):  # a link loop
+            raise InputError(f"{path}: refused: a symbolic link that cannot be resolved") from None
+        if not any(target.is_relative_to(root) for root in inside):
+            raise InputError(f"{path}: refused: it resolves outside the ingest roots "
+                             "(a symbolic link out of them?)")
+
+    for given in paths:
+        check(given)
+        if given.is_dir():
+            for dirpath, dirnames, filenames in os.walk(given):  # links are not descended
+                for name in (*dirnames, *filenames):
+                    check(Path(dirpath) / name)
 
 
 def source_name(paths: Sequence[Path]) -> str:

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from excerpt.ingest._archive import ArchiveLimits
 from excerpt.types import Document, Edge, IngestIssue, Node
 
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """Applied to every node a loader emits (merged with the record's own security fields)."""
+    """Applied to every node a loader emits (with the record's own security fields, by the
+    rule of :func:`excerpt.ingest._common.record_security`), and how far a load may reach:
+    ``archive_limits`` bound what a zip may expand to; ``roots``, when given, are the only
+    folders a file read may resolve into (symbolic links included)."""
 
     acl_tags: tuple[str, ...] = ()
     classification_labels: tuple[str, ...] = ()
     chunk_chars: int = 800
     overlap_chars: int = 100
+    archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
+    roots: tuple[Path, ...] | None = None
 
 
 @dataclass

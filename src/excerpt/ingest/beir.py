@@ -50,7 +50,7 @@ def load_beir(paths: Sequence[Path], options: LoadOptions | None = None) -> Load
     """Load one or more BEIR corpora (folders holding ``corpus.jsonl``, or the files)."""
     options = options or LoadOptions()
     check_options(options)
-    given = require_paths(paths)
+    given = require_paths(paths, options.roots)
     files = sorted({beir_corpus_file(p).resolve() for p in given}, key=str)
     corpus = LoadedCorpus(source=source_name(given), index_titles=True)
     owners: dict[str, str] = {}
@@ -62,7 +62,11 @@ def load_beir(paths: Sequence[Path], options: LoadOptions | None = None) -> Load
 def _read(path: Path, options: LoadOptions, corpus: LoadedCorpus, owners: dict[str, str]) -> None:
     source = str(path)
     count = 0
-    with path.open("rb") as fh:
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read the corpus ({exc.strerror})") from None
+    with fh:
         for lineno, raw in enumerate(fh, start=1):
             where = f"{path}, line {lineno}"
             try:
@@ -79,6 +83,9 @@ def _read(path: Path, options: LoadOptions, corpus: LoadedCorpus, owners: dict[s
                 raise CorpusError(
                     f"{where}: malformed JSON ({exc.msg}, column {exc.colno})"
                 ) from None
+            except (ValueError, RecursionError) as exc:  # 5000-digit numbers, [[[[… too deep
+                raise CorpusError(f"{where}: unreadable JSON "
+                                  f"({str(exc)[:80] or 'nested too deeply'})") from None
             if not isinstance(record, dict):
                 raise CorpusError(f"{where}: expected a JSON object, got {type(record).__name__}")
             doc_id = _record_id(record, where)

@@ -25,12 +25,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from excerpt.errors import CorpusError, InputError
+from excerpt.ingest._archive import SafeZip
 from excerpt.ingest._common import record_security, require_paths
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.types import Document, Edge, Node
@@ -48,15 +48,16 @@ SECURITY_KEYS = ("acl_tags_any", "classification_labels_all")
 class _Bundle:
     """Read files of a bundle by their path below the folder that holds ``repo_meta.json``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, options: LoadOptions) -> None:
         self.path = path
-        self._zip = zipfile.ZipFile(path) if path.is_file() else None
+        self._zip = (SafeZip(path, options.archive_limits, "a code bundle")
+                     if path.is_file() else None)
         self._all = self._names()
         self.prefix = self._find_root()
 
     def _names(self) -> set[str]:
         if self._zip is not None:
-            return {n for n in self._zip.namelist() if not n.endswith("/")}
+            return set(self._zip.names)
         return {p.relative_to(self.path).as_posix() for p in self.path.rglob("*") if p.is_file()}
 
     def _find_root(self) -> str:
@@ -71,21 +72,20 @@ class _Bundle:
 
     def text(self, name: str) -> str:
         full = self.prefix + name
+        if full not in self._all:
+            raise CorpusError(f"{self.path}: the bundle has no {name}")
         try:
             data = (self._zip.read(full) if self._zip is not None
                     else (self.path / full).read_bytes())
-        except (KeyError, FileNotFoundError):
-            raise CorpusError(f"{self.path}: the bundle has no {name}") from None
+        except OSError as exc:
+            raise CorpusError(f"{self.path}: {name}: cannot read ({exc.strerror})") from None
         try:
             return data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise CorpusError(f"{self.path}: {name} is not UTF-8 (byte {exc.start})") from None
 
     def json(self, name: str) -> Any:
-        try:
-            return json.loads(self.text(name))
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{self.path}: {name} line {exc.lineno}: {exc.msg}") from None
+        return parse_json(self.text(name), f"{self.path}: {name}")
 
     def close(self) -> None:
         if self._zip is not None:
@@ -95,13 +95,10 @@ class _Bundle:
 def load_code_bundle(paths: Sequence[Path], options: LoadOptions | None = None) -> LoadedCorpus:
     """Load one release bundle (a zip or a folder) as one snapshot of its repository."""
     options = options or LoadOptions()
-    given = require_paths(paths)
+    given = require_paths(paths, options.roots)
     if len(given) != 1:
         raise InputError("a code bundle is one snapshot: ingest one bundle per run")
-    try:
-        bundle = _Bundle(given[0])
-    except zipfile.BadZipFile:
-        raise CorpusError(f"{given[0]}: not a readable zip file") from None
+    bundle = _Bundle(given[0], options)
     try:
         return _load(bundle, options)
     finally:
@@ -169,10 +166,7 @@ def _sql_nodes(bundle: _Bundle, options: LoadOptions) -> list[Node]:
         if not line.strip():
             continue
         where = f"{bundle.path}: {SQL_BODIES} line {lineno}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{where}: {exc.msg}") from None
+        record = parse_json(line, f"{bundle.path}: {SQL_BODIES}", lineno)
         key, body = _field(record, "key", where), _field(record, "body", where)
         path = record.get("file") or key
         acl, classes = _security(record, f"{where} (key {key})", options)
@@ -237,12 +231,22 @@ def _csv(bundle: _Bundle, name: str) -> list[dict[str, str]]:
 
 
 def looks_like_code_bundle(path: Path) -> bool:
-    """A zip or folder with ``repo_meta.json`` at its top or one folder down."""
+    """A folder with ``repo_meta.json`` at its top or one folder down, or any ``.zip`` file
+    (excerpt reads no other zip; the bundle loader says what is wrong with one that is not)."""
     if path.is_dir():
         return (path / META).is_file() or any((d / META).is_file() for d in path.iterdir()
                                                if d.is_dir())
-    if path.suffix.lower() != ".zip" or not zipfile.is_zipfile(path):
-        return False
-    with zipfile.ZipFile(path) as zf:
-        return any(n == META or (n.count("/") == 1 and n.endswith("/" + META))
-                   for n in zf.namelist())
+    return path.suffix.lower() == ".zip"
+
+
+def parse_json(text: str, where: str, line: int | None = None) -> Any:
+    """``text`` (line ``line`` of a file, or a whole file) as JSON, or a :class:`CorpusError`
+    naming ``where`` and the line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorpusError(f"{where} line {line or exc.lineno}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number; [[[[… nested too deep
+        at = f" line {line}" if line else ""
+        raise CorpusError(f"{where}{at}: unreadable JSON "
+                          f"({str(exc)[:80] or 'nested too deeply'})") from None

@@ -65,7 +65,7 @@ def load_code_source(paths: Sequence[Path], options: LoadOptions | None = None) 
     """Load C# and T-SQL files and folders into one corpus (see the module docstring)."""
     options = options or LoadOptions()
     check_options(options)
-    given = require_paths(paths)
+    given = require_paths(paths, options.roots)
     corpus = LoadedCorpus(source=_source_name(given))
     files = _read_files(given, corpus.errors)
     objects: list[tuple[_File, CodeObject]] = []

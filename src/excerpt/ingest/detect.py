@@ -108,6 +108,8 @@ def load(
     paths: Sequence[Path], fmt: str = "auto", options: LoadOptions | None = None
 ) -> LoadedCorpus:
     """Load ``paths`` with the loader named ``fmt`` (``"auto"``: :func:`detect_format`)."""
+    # refused before a format sniffer opens a file outside the roots
+    require_paths(paths, options.roots if options else None)
     if fmt == "auto":
         fmt = detect_format(paths)
     loader = LOADERS.get(fmt)

@@ -124,7 +124,7 @@ def load_gutenberg(paths: Sequence[Path], options: LoadOptions | None = None) ->
     """Load Project Gutenberg books (files, or folders of ``.txt`` files) into one corpus."""
     options = options or LoadOptions()
     check_options(options)
-    given = require_paths(paths)
+    given = require_paths(paths, options.roots)
     files: list[Path] = []
     for path in given:
         if path.is_dir():

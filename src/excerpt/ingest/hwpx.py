@@ -25,21 +25,22 @@ keeps, which is what the plain-text edition of a regulation book is):
   processor draws it: ``1. ``, ``가. ``, ``- ``, ``■ `` (a counter per numbering and level,
   deeper levels restarting when a shallower one advances).  The text itself does not hold them.
 
-Malformed XML, a file that is not a zip, or a zip without sections is a :class:`CorpusError`
-naming the file (and the section and position for XML errors).
+Malformed XML, a file that is not a zip, a damaged zip, or a zip without sections is a
+:class:`CorpusError` naming the file (and the member and position for XML errors).  Members are
+read through :class:`~excerpt.ingest._archive.SafeZip`: a member that expands past the archive
+limits (a zip bomb) is refused while it streams.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from excerpt.errors import CorpusError
+from excerpt.ingest._archive import ArchiveLimits, Member, SafeZip
 
 __all__ = ["hwpx_paragraphs", "section_names"]
 
@@ -54,9 +55,9 @@ _NOTES = frozenset({f"{HP}footNote", f"{HP}endNote"})
 _INLINE = {f"{HP}tab": "\t", f"{HP}lineBreak": "\n", f"{HP}fwSpace": " ", f"{HP}nbSpace": " "}
 
 
-def section_names(archive: zipfile.ZipFile) -> list[str]:
+def section_names(archive: SafeZip) -> list[str]:
     """Section files in reading order: the package's spine when it has one, else by number."""
-    names = set(archive.namelist())
+    names = set(archive.names)
     ordered: list[str] = []
     if "Contents/content.hpf" in names:
         root = ET.fromstring(archive.read("Contents/content.hpf"))
@@ -72,19 +73,16 @@ def section_names(archive: zipfile.ZipFile) -> list[str]:
     return ordered
 
 
-def hwpx_paragraphs(path: Path) -> Iterator[str]:
+def hwpx_paragraphs(path: Path, limits: ArchiveLimits | None = None) -> Iterator[str]:
     """The text of every paragraph in reading order (empty paragraphs included as '');
     see the module docstring for tables, line breaks, headers, notes and numbering."""
-    try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise CorpusError(f"{path}: not an HWPX file (not a readable zip archive: {exc})") from None
-    with archive:
-        sections = section_names(archive)
-        if not sections:
-            raise CorpusError(f"{path}: not an HWPX file (no Contents/section*.xml)")
-        name = HEADER
+    with SafeZip(path, limits or ArchiveLimits(), "an HWPX file") as archive:
+        name = "Contents/content.hpf"
         try:
+            sections = section_names(archive)
+            if not sections:
+                raise CorpusError(f"{path}: not an HWPX file (no Contents/section*.xml)")
+            name = HEADER
             numbers = _Numbers.read(archive)
             for name in sections:
                 with archive.open(name) as fh:
@@ -143,7 +141,7 @@ class _Reader:
         yield text
 
 
-def _paragraphs(fh: IO[bytes], numbers: _Numbers) -> Iterator[str]:
+def _paragraphs(fh: Member, numbers: _Numbers) -> Iterator[str]:
     reader = _Reader(numbers)
     root: ET.Element | None = None
     for event, elem in ET.iterparse(fh, events=("start", "end")):
@@ -188,10 +186,10 @@ class _Numbers:
     counters: dict[str, list[int]] = field(default_factory=dict)  # numbering id -> per level
 
     @classmethod
-    def read(cls, archive: zipfile.ZipFile) -> _Numbers:
+    def read(cls, archive: SafeZip) -> _Numbers:
         """The styles of ``Contents/header.xml`` (none when the package has no header)."""
         numbers = cls()
-        if HEADER not in archive.namelist():
+        if not archive.has(HEADER):
             return numbers
         with archive.open(HEADER) as fh:
             for _, elem in ET.iterparse(fh):

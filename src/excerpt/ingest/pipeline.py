@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from excerpt.analyze import ANALYZER_VERSION, analyze_many, detect_language
 from excerpt.errors import CorpusError, ExcerptError, InputError
+from excerpt.ingest._archive import MIB, ArchiveLimits
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.detect import load
 from excerpt.settings import Settings
@@ -92,8 +93,12 @@ class Importer:
         embedder: str = "auto",
         source: str | None = None,
         progress: Progress = no_progress,
+        roots: Sequence[Path | str] | None = None,
     ) -> IngestResult:
-        """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed')."""
+        """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed').
+
+        ``roots``: when given, every file read must resolve inside one of these folders
+        (symbolic links included); a server passes its ingest roots."""
         if embedder not in EMBEDDERS:
             raise InputError(f"unknown embedder {embedder!r}; choose one of {EMBEDDERS}")
         resolved = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
@@ -112,6 +117,8 @@ class Importer:
                 classification_labels=tuple(sorted(set(classification_labels))),
                 chunk_chars=self.settings.chunk_chars,
                 overlap_chars=self.settings.chunk_overlap,
+                archive_limits=archive_limits(self.settings),
+                roots=None if roots is None else tuple(Path(r).resolve() for r in roots),
             )
             progress("load", 0, 1)
             corpus = load(resolved, fmt, options)
@@ -208,6 +215,13 @@ class Importer:
             progress=lambda done: progress("embed", done, len(texts)),
         )
         return vectors, embedded
+
+
+def archive_limits(settings: Settings) -> ArchiveLimits:
+    """The zip limits of ``settings`` (megabytes there, bytes here)."""
+    return ArchiveLimits(max_member_bytes=settings.archive_max_member_mb * MIB,
+                         max_total_bytes=settings.archive_max_total_mb * MIB,
+                         max_ratio=settings.archive_max_ratio)
 
 
 def _checked_nodes(nodes: Sequence[Node]) -> list[Node]:

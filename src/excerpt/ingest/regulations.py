@@ -127,7 +127,7 @@ def _load_books(
 ) -> LoadedCorpus:
     options = options or LoadOptions()
     check_options(options)
-    given = require_paths(paths)
+    given = require_paths(paths, options.roots)
     files: list[Path] = []
     for path in given:
         files.extend([f for f in walk_files(path) if f.suffix.lower() in suffixes]
@@ -139,7 +139,7 @@ def _load_books(
     owners: dict[str, Path] = {}
     index = ReferenceIndex()
     for f in sorted({f.resolve(): f for f in files}.values(), key=lambda p: str(p.resolve())):
-        book = _read_book(f)
+        book = _read_book(f, options)
         docs, nodes = _emit(book, f, options, index)
         for doc in docs:
             if doc.id in owners:
@@ -170,11 +170,11 @@ def looks_like_regulations(path: Path, sniff_bytes: int = 65536) -> bool:
     return len(hits) >= 3
 
 
-def _read_book(path: Path) -> Book:
+def _read_book(path: Path, options: LoadOptions) -> Book:
     text: str | None
     reason: str | None = "not a regular file"
     if path.suffix.lower() == ".hwpx":
-        text = "\n".join(hwpx_paragraphs(path))
+        text = "\n".join(hwpx_paragraphs(path, options.archive_limits))
     elif path.is_file():
         text, reason = read_text_file(path)
     else:

@@ -52,7 +52,7 @@ def load_text(paths: Sequence[Path], options: LoadOptions | None = None) -> Load
     """Load text/markdown files and folders into one corpus (see the module docstring)."""
     options = options or LoadOptions()
     check_options(options)
-    given = require_paths(paths)
+    given = require_paths(paths, options.roots)
     corpus = LoadedCorpus(source=source_name(given))
     owners: dict[str, Path] = {}
     seen: set[Path] = set()
