@@ -313,6 +313,7 @@ def create_app(engine: Engine, keys: KeyRing,
         path = Path(body.path).resolve()
         if not any(path.is_relative_to(root.resolve()) for root in ingest_roots):
             raise PermissionError(f"{body.path} is not inside an ingest root of this server")
+        # every file read must stay inside the roots too, not only the path named (links)
         result = engine.ingest(path, body.collection, body.format, body.acl_tag,
                                body.classification, None, body.embedder,
                                ingest_roots=list(ingest_roots))
@@ -330,7 +331,6 @@ def create_app(engine: Engine, keys: KeyRing,
         return engine.snapshots(collection, who.narrowed(acl_tag, clearance, all_access))
 
     return app
-        # every file read must stay inside the roots too, not only the path named (links)
 
 
 def _where(pairs: Sequence[str]) -> dict[str, Any]:
