@@ -81,6 +81,10 @@ CORPUS: list[tuple[str, Callable[[Path], Path], str, str | None]] = [
     ("beir-bad-json", _file("corpus.jsonl", b'{"_id": "a", "text": \n'), "auto", "malformed JSON"),
     ("beir-nul", _file("corpus.jsonl", b'{"_id": "a", "text": "x\\u0000y"}\n'), "auto", "NUL"),
     ("beir-empty", _file("corpus.jsonl", b""), "auto", "holds no records"),
+    ("beir-lone-surrogate", _file("corpus.jsonl", b'{"_id": "a", "text": "half \\ud800"}\n'),
+     "auto", "lone surrogate"),
+    ("beir-surrogate-metadata", _file("corpus.jsonl", b'{"_id": "a", "text": "x", "metadata": '
+                                      b'{"k": "\\udc80"}}\n'), "auto", "lone surrogate"),
     ("beir-utf16", _file("corpus.jsonl", '{"_id": "a", "text": "x"}\n'.encode("utf-16")),
      "auto", "not valid UTF-8"),
     ("beir-deep", _file("corpus.jsonl", b'{"_id": "a", "text": "x", "m": ' + b"[" * 100_000

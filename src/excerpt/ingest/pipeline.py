@@ -9,6 +9,8 @@ the store's publish step makes the snapshot visible all at once or not at all.
 from __future__ import annotations
 
 import itertools
+import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -32,6 +34,7 @@ Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): called as a long stage advances."""
 
 EMBEDDERS = ("auto", "minilm", "e5", "none")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def no_progress(stage: str, done: int, total: int) -> None:
@@ -126,9 +129,13 @@ class Importer:
             issues = list(corpus.errors)
             if source:
                 corpus.source = source
-            return self._build_and_publish(
-                run_id, collection, corpus, snapshot_name, embedder, started, progress
-            )
+            try:
+                return self._build_and_publish(
+                    run_id, collection, corpus, snapshot_name, embedder, started, progress
+                )
+            except UnicodeEncodeError as exc:  # a lone surrogate outside the nodes' fields
+                raise CorpusError(f"{corpus.source}: text that cannot be stored as UTF-8 "
+                                  f"({exc.object[exc.start:exc.end]!r}: {exc.reason})") from None
         except BaseException as exc:
             reason = str(exc) if isinstance(exc, ExcerptError) else f"interrupted: {exc!r}"
             self.store.fail_run(run_id, reason, issues, time.perf_counter() - started)
@@ -238,7 +245,16 @@ def _checked_nodes(nodes: Sequence[Node]) -> list[Node]:
             # PostgreSQL cannot store U+0000 in text; refused here so every store behaves alike
             raise CorpusError(f"{n.source or n.document_id}: node {n.id!r} contains a NUL "
                               "character (U+0000); remove it and import again")
+        if any(_SURROGATE.search(field) for field in (n.id, n.text, n.title, n.source,
+                                                       _as_text(n.metadata))):
+            # a lone "\ud800" escape in JSON input: no store can encode it as UTF-8
+            raise CorpusError(f"{n.source or n.document_id}: node {n.id!r} contains a lone "
+                              "surrogate (a \\uD800-\\uDFFF escape that is half a character)")
     return ordered
+
+
+def _as_text(metadata: Any) -> str:
+    return json.dumps(metadata, ensure_ascii=False, default=str)
 
 
 def _index_text(node: Node, with_title: bool) -> str:
