@@ -20,10 +20,13 @@ from excerpt.retrieve.citations import named_nodes
 from excerpt.retrieve.dense import QueryEmbedder, node_vectors, search_dense
 from excerpt.retrieve.lexical import bm25_scores, idf, idf_weights, search_bm25
 from excerpt.retrieve.multihop import MultiHopResult, multi_hop
-from excerpt.retrieve.view import Candidate, View, ViewPart, build_view
+from excerpt.retrieve.view import Candidate, Shadows, View, ViewPart, build_view, shadowed
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
 from excerpt.types import Edge, Principal
+
+SHADOW_VIEWS = 64
+"""How many views' shadowed nodes an access remembers (a view changes only on import)."""
 
 CITATION_RELATIONS = {"cites", "related"}
 """Edges that multi-hop retrieval follows (regulation references); code edges are not."""
@@ -122,10 +125,21 @@ class SegmentAccess:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._graphs: dict[str, dict[str, list[Edge]]] = {}
+        self._shadows: dict[tuple[str, ...], Shadows] = {}
 
     def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
              metadata: Mapping[str, Any]) -> View:
-        return build_view(self.store, snapshots, principal, metadata)
+        return build_view(self.store, snapshots, principal, metadata, self.shadows(snapshots))
+
+    def shadows(self, snapshots: Sequence[SnapshotInfo]) -> Shadows:
+        """Shadowed nodes of a view (retrieve/view.py), once per set of snapshots: snapshots
+        never change, so neither does what they shadow."""
+        key = tuple(sorted(s.snapshot_id for s in snapshots))
+        if key not in self._shadows:
+            if len(self._shadows) >= SHADOW_VIEWS:
+                self._shadows.pop(next(iter(self._shadows)))
+            self._shadows[key] = shadowed(self.store, snapshots) if len(key) > 1 else {}
+        return self._shadows[key]
 
     def notes(self, view: View) -> list[str]:
         return [f"snapshot {p.info.snapshot_id} was indexed with analyzer version "
@@ -270,10 +284,16 @@ class SqlAccess:
 
     def __init__(self, rows: sql.Rows) -> None:
         self.rows = rows
+        self._clashes: dict[tuple[str, ...], bool] = {}
 
     def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
              metadata: Mapping[str, Any]) -> sql.SqlView:
-        return sql.sql_view(self.rows, snapshots, principal, metadata)
+        key = tuple(sorted(s.snapshot_id for s in snapshots))
+        if key not in self._clashes:  # once per set of snapshots, which never change
+            if len(self._clashes) >= SHADOW_VIEWS:
+                self._clashes.pop(next(iter(self._clashes)))
+            self._clashes[key] = sql.sql_clashes(self.rows, key)
+        return sql.sql_view(self.rows, snapshots, principal, metadata, self._clashes[key])
 
     def notes(self, view: sql.SqlView) -> list[str]:
         return []

@@ -61,6 +61,9 @@ class SqlView:
     visible: int = 0
     total_length: float = 0.0
     seen_ids: set[str] = field(default_factory=set)
+    shadowing: list[str] | None = None
+    """The view's snapshot ids by import (run) order when two of them hold one node id: the
+    last holds it (retrieve/view.py ``shadowed``); None when no id repeats."""
     _where: tuple[str, list[Any]] | None = field(default=None, repr=False)
 
     @property
@@ -82,8 +85,15 @@ class SqlView:
         return " AND ".join(["n.snapshot_id = ANY(%s)", *clauses]), [self.snapshot_ids, *params]
 
     def narrowing(self) -> tuple[str, list[Any]]:
-        """What the read narrows the scope to (the metadata filters); ``TRUE`` for nothing."""
-        clauses, params = [], []
+        """What the read narrows the scope to (shadowed copies out, the metadata filters);
+        ``TRUE`` for nothing."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.shadowing:
+            clauses.append("NOT EXISTS (SELECT 1 FROM nodes m WHERE m.id = n.id AND "
+                           "m.snapshot_id = ANY(%s::text[]) AND array_position(%s::text[], "
+                           "m.snapshot_id) > array_position(%s::text[], n.snapshot_id))")
+            params += [self.shadowing] * 3
         for key, value in sorted(self.metadata.items()):
             clauses.append("(n.metadata -> %s)::jsonb = %s::jsonb")
             params += [key, json.dumps(value)]
@@ -101,11 +111,22 @@ Rows = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 """Runs one query and returns its rows (the store's pooled connection)."""
 
 
+def sql_clashes(rows: Rows, snapshot_ids: Sequence[str]) -> bool:
+    """Whether two of the snapshots hold a node of one id."""
+    if len(snapshot_ids) < 2:
+        return False
+    return bool(rows("SELECT EXISTS (SELECT 1 FROM nodes a JOIN nodes b ON b.id = a.id AND "
+                     "b.snapshot_id <> a.snapshot_id WHERE a.snapshot_id = ANY(%s) AND "
+                     "b.snapshot_id = ANY(%s))", [list(snapshot_ids)] * 2)[0][0])
+
+
 def sql_view(rows: Rows, snapshots: Sequence[SnapshotInfo], principal: Principal,
-             metadata: Mapping[str, Any]) -> SqlView:
+             metadata: Mapping[str, Any], clashes: bool = False) -> SqlView:
     """The view, its visible count and length, and which snapshots the caller may see at all
-    (one grouped count)."""
+    (one grouped count); ``clashes``: whether its snapshots share node ids (sql_clashes)."""
     view = SqlView([SqlPart(s) for s in snapshots], principal, metadata)
+    if clashes:
+        view.shadowing = [s.snapshot_id for s in sorted(snapshots, key=lambda s: s.run_id)]
     (scope, scope_args), (narrow, narrow_args) = view.scope(), view.narrowing()
     found = rows(f"SELECT n.snapshot_id, count(*) FILTER (WHERE {narrow}), "
                  f"coalesce(sum(n.doc_len) FILTER (WHERE {narrow}), 0) FROM nodes n "

@@ -61,17 +61,27 @@ class View:
         return [p.info for p in self.parts if p.seen]
 
 
+Shadows = dict[str, BoolArray]
+"""Per snapshot of a view, which of its nodes a later import in the view shadows."""
+
+
 def build_view(
     store: Store,
     snapshots: Sequence[SnapshotInfo],
     principal: Principal,
     metadata: Mapping[str, Any],
+    shadows: Shadows | None = None,
 ) -> View:
+    """The view's parts, each masked by the principal's rights, shadowing and ``metadata``
+    (``shadows``: from :func:`shadowed`, computed here when not given)."""
+    shadows = shadowed(store, snapshots) if shadows is None else shadows
     parts = []
     for info in snapshots:
         seg = store.segment(info.snapshot_id)
         mask = seg.visible(principal)
         seen = principal.all_access or bool(mask.any())
+        if info.snapshot_id in shadows:
+            mask = mask & ~shadows[info.snapshot_id]
         for key, value in sorted(metadata.items()):
             allowed = np.zeros(seg.size, dtype=bool)
             allowed[store.metadata_ordinals(info.snapshot_id, key, value)] = True
@@ -80,6 +90,24 @@ def build_view(
         length = float(seg.doc_len[mask].sum()) if visible else 0.0
         parts.append(ViewPart(info, seg, mask, visible, length, seen))
     return View(parts)
+
+
+def shadowed(store: Store, snapshots: Sequence[SnapshotInfo]) -> Shadows:
+    """Ids are unique within a view: where several snapshots hold one id, the one imported
+    last (highest run) holds it and the others' copies are shadowed, whoever reads. It does
+    not depend on the caller, so a copy the caller may not see still shadows the older ones
+    (nothing hidden is revealed or brought back) and BM25 statistics count the holder only.
+    Snapshots with nothing shadowed are absent from the result."""
+    out: Shadows = {}
+    later: set[str] = set()
+    for info in sorted(snapshots, key=lambda s: s.run_id, reverse=True):
+        ids = store.segment(info.snapshot_id).ids
+        if later:
+            mask = np.fromiter((i in later for i in ids), dtype=bool, count=len(ids))
+            if mask.any():
+                out[info.snapshot_id] = mask
+        later.update(ids)
+    return out
 
 
 def top_candidates(view: View, scores: Sequence[np.ndarray], depth: int) -> list[Candidate]:
