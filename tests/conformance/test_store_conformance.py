@@ -205,14 +205,19 @@ def test_evaluation_runs_are_kept_alike(backend: tuple[str, str], tmp_path: Path
     try:
         record = {"kind": "beir", "dataset": "/data/scifact", "split": "test",
                   "collection": "c", "mode": "bm25", "summary": {"ndcg@10": 0.5, "queries": 1},
+                  "principal": {"acl_tags_any": ["hr"], "classification_labels_all": []},
                   "settings": {"k": 100, "fusion": "blend"}, "version": "0.1.0",
                   "git_commit": None, "stage_latency_ms": {"bm25": {"p50": 1.0}},
                   "items": [{"id": "q1", "query": "장학금 ☕", "ndcg@10": 0.5, "ranking": ["d1"]}]}
         first = store.save_eval_run(record)
         second = store.save_eval_run({**record, "mode": "hybrid"})
         headers = store.eval_runs()
-        assert [(h["id"], h["mode"], h["summary"]) for h in headers] == [
-            (first, "bm25", record["summary"]), (second, "hybrid", record["summary"])]
+        assert [(h["id"], h["mode"], h["summary"], h["principal"]) for h in headers] == [
+            (first, "bm25", record["summary"], record["principal"]),
+            (second, "hybrid", record["summary"], record["principal"])]
+        legacy = store.save_eval_run({k: v for k, v in record.items() if k != "principal"})
+        assert store.eval_runs()[-1]["principal"] == {"all_access": True}  # as runs then did
+        assert store.eval_run(legacy)["principal"] == {"all_access": True}
         kept = store.eval_run(first)
         assert {k: v for k, v in kept.items() if k not in ("id", "created_at")} == record
         assert list(kept["summary"]) == ["ndcg@10", "queries"]  # key order kept

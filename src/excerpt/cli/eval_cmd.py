@@ -7,8 +7,17 @@ from typing import Any
 
 import click
 
-from excerpt.cli.main import cli, emit, handles_errors, json_option, progress_bar
-from excerpt.types import SEARCH_MODES
+from excerpt.cli.main import (
+    cli,
+    emit,
+    handles_errors,
+    json_option,
+    make_principal,
+    principal_options,
+    progress_bar,
+)
+from excerpt.evaluate.runs import principal_label
+from excerpt.types import SEARCH_MODES, Principal
 
 BEIR_K = 100
 
@@ -52,28 +61,34 @@ def eval_group() -> None:
               help=f"Exit {GATE_FAILED} when a metric is below its bar "
                    "(e.g. ndcg@10=0.70,recall@100=0.90).")
 @click.option("--no-progress", is_flag=True)
+@principal_options
 @json_option
 @click.pass_context
 @handles_errors
 def eval_command(ctx: click.Context, dataset: Path, split: str, collection: str | None,
                  mode: str, k: int | None, rerank: str | None, report_dir: Path | None,
-                 fail_under: str | None, no_progress: bool) -> None:
+                 fail_under: str | None, no_progress: bool, acl_tags: tuple[str, ...],
+                 clearances: tuple[str, ...], all_access: bool) -> None:
     """Score retrieval on DATASET: a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv;
     ingested when absent or changed) -> nDCG@10, recall, MRR, latency per stage; or a scenario
     file (.yaml/.json: query, gold ids, reference answer; see
     examples/regulations/scenarios.yaml) over an ingested collection -> contextual recall,
-    faithfulness, answer relevancy. The run is kept in the store (`excerpt eval runs`)."""
+    faithfulness, answer relevancy. Queries run as the principal the options give (anonymous
+    by default), which the output and the stored run name. The run is kept in the store
+    (`excerpt eval runs`)."""
     from excerpt.evaluate.runs import failed_gates, parse_gates, run_record
     from excerpt.evaluate.scenarios import is_scenario_file
 
     gates = parse_gates(fail_under) if fail_under else {}
     engine = ctx.obj["engine"]
+    principal = make_principal(acl_tags, clearances, all_access)
     with progress_bar(not no_progress) as update:
         if is_scenario_file(dataset):
             kind, report = "scenarios", _scenarios(ctx, dataset, collection, mode, k, update,
-                                                   rerank)
+                                                   rerank, principal)
         else:
-            kind, report = "beir", _beir(ctx, dataset, split, collection, mode, k, update, rerank)
+            kind, report = "beir", _beir(ctx, dataset, split, collection, mode, k, update,
+                                         rerank, principal)
     record = run_record(kind, dataset, report, engine.settings)
     report = {"run_id": engine.store.save_eval_run(record),
               **{key: v for key, v in report.items() if key != "per_query"}}
@@ -92,24 +107,28 @@ def eval_command(ctx: click.Context, dataset: Path, split: str, collection: str 
 
 
 def _beir(ctx: click.Context, folder: Path, split: str, collection: str | None, mode: str,
-          k: int | None, update: Any, rerank: str | None) -> dict[str, Any]:
+          k: int | None, update: Any, rerank: str | None,
+          principal: Principal) -> dict[str, Any]:
     from excerpt.evaluate.runner import evaluate
 
     return evaluate(ctx.obj["engine"], folder, split, collection, mode,  # type: ignore[arg-type]
-                    k or BEIR_K, progress=update, reranker=rerank)
+                    k or BEIR_K, progress=update, reranker=rerank, principal=principal)
 
 
 def _scenarios(ctx: click.Context, path: Path, collection: str | None, mode: str,
-               k: int | None, update: Any, rerank: str | None) -> dict[str, Any]:
+               k: int | None, update: Any, rerank: str | None,
+               principal: Principal) -> dict[str, Any]:
     from excerpt.evaluate.scenarios import evaluate_scenarios, load_scenarios
 
     return evaluate_scenarios(ctx.obj["engine"], load_scenarios(path), collection,
-                              mode, k, progress=update, reranker=rerank)  # type: ignore[arg-type]
+                              mode, k, progress=update, reranker=rerank,  # type: ignore[arg-type]
+                              principal=principal)
 
 
 def _beir_line(report: dict[str, Any]) -> str:
     lat = report["latency_ms"]
-    return (f"{report['queries']} queries ({report['mode']}, k={report['k']}): "
+    return (f"{report['queries']} queries ({report['mode']}, k={report['k']}, as "
+            f"{principal_label(report['principal'])}): "
             f"nDCG@10 {report['ndcg@10']:.4f}  R@10 {report['recall@10']:.4f}  "
             f"R@100 {report['recall@100']:.4f}  MRR@10 {report['mrr@10']:.4f}  "
             f"latency p50 {lat['p50']:.1f} ms p95 {lat['p95']:.1f} ms")
@@ -119,7 +138,7 @@ def _scenario_lines(report: dict[str, Any]) -> str:
     lat = report["latency_ms"]
     lines = [
         f"{report['scenarios']} scenarios ({report['mode']}, k={report['k']}, "
-        f"collection {report['collection']}):",
+        f"collection {report['collection']}, as {principal_label(report['principal'])}):",
         f"  contextual recall {report['context_recall']:.3f}  gold recall "
         f"{report['gold_recall']:.3f}  faithfulness {report['faithfulness']:.3f}  "
         f"answer relevancy {report['answer_relevancy']:.3f} "
@@ -151,7 +170,8 @@ def eval_runs(ctx: click.Context) -> None:
             main = (f"nDCG@10 {s['ndcg@10']:.4f}" if "ndcg@10" in s
                     else f"recall {s.get('context_recall', 0):.3f}")
             click.echo(f"#{r['id']:<4} {r['created_at'][:19]}  {r['kind']:<9} {r['mode']:<8} "
-                       f"{r['collection']:<20} {main}  {Path(r['dataset']).name}")
+                       f"{r['collection']:<20} {main}  {Path(r['dataset']).name}  "
+                       f"({principal_label(r['principal'])})")
 
     emit(ctx, {"runs": runs}, human)
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from excerpt.errors import InputError
 from excerpt.evaluate.compare import compare_runs, metrics_of
+from excerpt.evaluate.runs import principal_label
 
 FIGURE_INCHES = (8.0, 4.0)
 DPI = 100
@@ -189,10 +190,11 @@ def _fmt(value: Any) -> str:
 def _html(runs: Sequence[Mapping[str, Any]], plots: Sequence[Path],
           comparison: Mapping[str, Any] | None) -> str:
     about = _table(
-        ["run", "when", "dataset", "split", "collection", "mode", "k", "reranker", "version",
-         "commit"],
+        ["run", "when", "dataset", "split", "collection", "mode", "k", "reranker", "principal",
+         "version", "commit"],
         [[f"#{r['id']}", r["created_at"], r["dataset"], r.get("split") or "", r["collection"],
-          r["mode"], r["settings"].get("k"), r["settings"].get("reranker"), r["version"],
+          r["mode"], r["settings"].get("k"), r["settings"].get("reranker"),
+          principal_label(r.get("principal", {})), r["version"],
           (r.get("git_commit") or "")[:12]] for r in runs])
     names = metrics_of(runs[0])
     metrics = _table(["run", *names, "p50 ms", "p95 ms"],

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.engine import Engine
+from excerpt.errors import InputError, NotFoundError
 from excerpt.evaluate.beir import corpus_fingerprint, load_beir_dataset
 from excerpt.evaluate.metrics import ir_per_query, latency_summary, mean_metrics, stage_summary
 from excerpt.types import Filters, Principal, SearchMode
@@ -15,34 +16,52 @@ from excerpt.types import Filters, Principal, SearchMode
 
 def ensure_ingested(engine: Engine, corpus: Path, collection: str, embedder: str = "auto",
                     progress: Callable[[str, int, int], None] | None = None) -> str:
-    """Ingest the corpus unless the collection's latest snapshot of it has the same content."""
+    """The snapshot holding the corpus: one the collection's default view already holds with
+    the same content (the hash of corpus.jsonl, named on the snapshot; wherever the file lay
+    when it was ingested), else a new import of it."""
     fingerprint = corpus_fingerprint(corpus)
-    source = str(corpus.resolve())
-    for snap in reversed(engine.store.snapshots(collection)):
-        if snap.source == source:
+    if collection in engine.store.collections():
+        for snap in engine.store.latest_snapshots(collection):
             if snap.name == fingerprint:
                 return snap.snapshot_id
-            break
     kwargs: dict[str, Any] = {"progress": progress} if progress else {}
-    result = engine.ingest([corpus], collection=collection, fmt="beir", source=source,
-                           snapshot_name=fingerprint, embedder=embedder, **kwargs)
+    result = engine.ingest([corpus], collection=collection, fmt="beir",
+                           source=str(corpus.resolve()), snapshot_name=fingerprint,
+                           embedder=embedder, **kwargs)
     assert result.snapshot_id is not None
     return result.snapshot_id
+
+
+def corpus_view(engine: Engine, collection: str, snapshot_id: str,
+                principal: Principal) -> Filters:
+    """The filters of an evaluation: its corpus's snapshot alone (other sources of the
+    collection do not change its scores), checked to hold something ``principal`` may see."""
+    filters = Filters(collection=collection, snapshot_id=snapshot_id)
+    try:
+        engine.resolve(filters, principal)
+    except NotFoundError:
+        raise InputError(f"the caller may see nothing of the corpus in {collection!r}: give "
+                         "--acl-tag / --clearance, or --all-access") from None
+    return filters
 
 
 def evaluate(engine: Engine, folder: Path, split: str = "test", collection: str | None = None,
              mode: SearchMode = "hybrid", k: int = 100,
              progress: Callable[[str, int, int], None] | None = None,
-             reranker: str | None = None) -> dict[str, Any]:
+             reranker: str | None = None, principal: Principal | None = None
+             ) -> dict[str, Any]:
+    """Every judged query of the split, run as ``principal`` (default: anonymous) over the
+    corpus's snapshot; the report names the principal."""
+    principal = principal or Principal.anonymous()
     data = load_beir_dataset(folder, split)
     collection = collection or f"beir-{Path(folder).resolve().name}"
-    ensure_ingested(engine, data.corpus, collection, progress=progress)
+    snapshot_id = ensure_ingested(engine, data.corpus, collection, progress=progress)
+    filters = corpus_view(engine, collection, snapshot_id, principal)
     run: dict[str, dict[str, float]] = {}
     rows: list[dict[str, Any]] = []
-    filters, everyone = Filters(collection=collection), Principal.admin()
     for i, (qid, text) in enumerate(data.queries.items()):
         t = time.perf_counter()
-        result = engine.search(text, filters, everyone, mode, max(k, 10), fetch=False,
+        result = engine.search(text, filters, principal, mode, max(k, 10), fetch=False,
                                reranker=reranker)
         latency = (time.perf_counter() - t) * 1000
         run[qid] = {node_id: score for node_id, score, _ in result.ranking}
@@ -60,6 +79,6 @@ def evaluate(engine: Engine, folder: Path, split: str = "test", collection: str 
             "latency_ms": latency_summary([r["latency_ms"] for r in rows]),
             "stage_latency_ms": stage_summary([r["stages_ms"] for r in rows]),
             "mode": mode, "k": max(k, 10), "collection": collection, "split": split,
-            "reranker": reranker or "none",
-            "snapshot_ids": [s.snapshot_id for s in engine.resolve(filters)],
+            "reranker": reranker or "none", "principal": principal.describe(),
+            "snapshot_ids": [snapshot_id],
             "per_query": judged}

@@ -1,7 +1,8 @@
 """Stored evaluation runs, and the quality gates a CI can put on them.
 
 Every ``excerpt eval`` keeps one run in the store: what was measured (dataset, split,
-collection and snapshot ids, mode), every setting that shaped the result (k, reranker and the
+collection and snapshot ids, mode, and the principal it ran as: the run holds only what that
+principal may see), every setting that shaped the result (k, reranker and the
 pipeline settings), which excerpt did it (version, git commit when run from a checkout), the
 summary metrics, per-stage latency percentiles, and per query its metrics, latency, stage
 timings and top hits. Reports (evaluate/report.py) and comparisons (evaluate/compare.py) read
@@ -52,6 +53,7 @@ def run_record(kind: str, dataset: Path, report: Mapping[str, Any],
         "collection": report["collection"],
         "snapshot_ids": list(report.get("snapshot_ids", [])),
         "mode": report["mode"],
+        "principal": dict(report["principal"]),
         "settings": {"k": report["k"], "reranker": report.get("reranker", "none"),
                      **dataclasses.asdict(settings)},
         "version": version("excerpt"),
@@ -60,6 +62,17 @@ def run_record(kind: str, dataset: Path, report: Mapping[str, Any],
         "stage_latency_ms": dict(report.get("stage_latency_ms", {})),
         "items": list(report.get(PER_ITEM[kind], [])),
     }
+
+
+def principal_label(principal: Mapping[str, Any]) -> str:
+    """Who a run ran as: "all access", "anonymous", or its ACL tags and clearances."""
+    if principal.get("all_access"):
+        return "all access"
+    tags = list(principal.get("acl_tags_any", []))
+    labels = list(principal.get("classification_labels_all", []))
+    if not tags and not labels:
+        return "anonymous"
+    return " ".join([*(f"tag:{t}" for t in tags), *(f"clearance:{c}" for c in labels)])
 
 
 def parse_gates(text: str) -> dict[str, float]:

@@ -135,12 +135,11 @@ def default_judge(scenarios: Sequence[Scenario]) -> Embedder:
     return get_embedder(choose_embedder_for_language(language))
 
 
-def _score(engine: Engine, scenario: Scenario, filters: Filters, mode: SearchMode,
-           k: int | None, similarity: Callable[[str, str], float],
+def _score(engine: Engine, scenario: Scenario, filters: Filters, principal: Principal,
+           mode: SearchMode, k: int | None, similarity: Callable[[str, str], float],
            reranker: str | None = None) -> dict[str, Any]:
     t = time.perf_counter()
-    result = engine.search(scenario.query, filters, Principal.admin(), mode, k,
-                           reranker=reranker)
+    result = engine.search(scenario.query, filters, principal, mode, k, reranker=reranker)
     latency = (time.perf_counter() - t) * 1000
     passages = [(h.node.id, h.node.text) for h in result.hits]
     contexts = [text for _, text in passages]
@@ -181,12 +180,22 @@ def _mismatched(rows: Sequence[Mapping[str, Any]],
                for r, s in zip(rows, shifted, strict=True)) / len(rows)
 
 
+def _seen_snapshots(engine: Engine, collection: str, principal: Principal) -> list[str]:
+    """The default view's snapshots the principal may see a node of (the run names no other)."""
+    infos = engine.resolve(Filters(collection=collection))
+    seen = engine.access.seen_snapshots(infos, principal)
+    return [s.snapshot_id for s in infos if s.snapshot_id in seen]
+
+
 def evaluate_scenarios(engine: Engine, file: ScenarioFile, collection: str | None = None,
                        mode: SearchMode = "hybrid", k: int | None = None,
                        judge: Embedder | None = None,
                        progress: Callable[[str, int, int], None] | None = None,
-                       reranker: str | None = None) -> dict[str, Any]:
-    """Run every scenario of ``file`` and report the means, per kind, and per scenario."""
+                       reranker: str | None = None,
+                       principal: Principal | None = None) -> dict[str, Any]:
+    """Run every scenario of ``file`` as ``principal`` (default: anonymous; its hits and
+    answers hold only what it may see) and report the means, per kind, and per scenario."""
+    principal = principal or Principal.anonymous()
     name = collection or file.collection
     if not name:
         raise InputError("no collection: give --collection or 'collection:' in the file")
@@ -195,8 +204,8 @@ def evaluate_scenarios(engine: Engine, file: ScenarioFile, collection: str | Non
     similarity = _cosine(judge or default_judge(file.scenarios))
     rows = []
     for i, scenario in enumerate(file.scenarios):
-        rows.append(_score(engine, scenario, Filters(collection=name), mode, k, similarity,
-                           reranker))
+        rows.append(_score(engine, scenario, Filters(collection=name), principal, mode, k,
+                           similarity, reranker))
         if progress:
             progress("scenarios", i + 1, len(file.scenarios))
     kinds = sorted({r["kind"] for r in rows if r["kind"]})
@@ -206,11 +215,12 @@ def evaluate_scenarios(engine: Engine, file: ScenarioFile, collection: str | Non
         "mode": mode,
         "k": k if k is not None else "adaptive",
         "reranker": reranker or "none",
+        "principal": principal.describe(),
         **{m: _mean(rows, m) for m in METRICS},
         "answer_relevancy_mismatched": _mismatched(rows, similarity),
         "latency_ms": latency_summary([r["latency_ms"] for r in rows]),
         "stage_latency_ms": stage_summary([r["stages_ms"] for r in rows]),
-        "snapshot_ids": [s.snapshot_id for s in engine.resolve(Filters(collection=name))],
+        "snapshot_ids": _seen_snapshots(engine, name, principal),
         "by_kind": {kind: {"scenarios": len(sub), **{m: _mean(sub, m) for m in METRICS}}
                     for kind in kinds if (sub := [r for r in rows if r["kind"] == kind])},
         "per_scenario": rows,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from excerpt.errors import NotFoundError
-from excerpt.store.base import RunInfo, SnapshotInfo, eval_header
+from excerpt.store.base import RAN_WITH_ALL_ACCESS, RunInfo, SnapshotInfo, eval_header
 
 RUN_FIELDS = ("id", "collection", "source", "format", "status", "started_at", "finished_at",
               "seconds", "documents", "nodes", "edges", "errors", "message", "snapshot_id")
@@ -32,6 +32,7 @@ class RecordQueries:
     RUN_COLUMNS = ", ".join(RUN_FIELDS)
     SNAPSHOT_COLUMNS = ", ".join(SNAPSHOT_FIELDS)
     CREATED_AT = "created_at"
+    PRINCIPAL = "json_extract(data, '$.principal')"  # the run's principal, not its whole data
 
     def _select(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         raise NotImplementedError
@@ -125,15 +126,19 @@ class RecordQueries:
 
     def eval_runs(self) -> list[dict[str, Any]]:
         rows = self._select(f"SELECT id, {self.CREATED_AT}, kind, dataset, collection, mode, "
-                            "summary FROM eval_runs ORDER BY id")
-        return [eval_header(r[:6], decoded(r[6])) for r in rows]
+                            f"summary, {self.PRINCIPAL} FROM eval_runs ORDER BY id")
+        return [eval_header(r[:6], decoded(r[6]), decoded(r[7]) if r[7] else None)
+                for r in rows]
 
     def eval_run(self, run_id: int) -> dict[str, Any]:
         rows = self._select(f"SELECT id, {self.CREATED_AT}, data FROM eval_runs WHERE id = ?",
                             (run_id,))
         if not rows:
             raise NotFoundError(f"no evaluation run {run_id}")
-        return {"id": rows[0][0], "created_at": rows[0][1], **decoded(rows[0][2])}
+        data = decoded(rows[0][2])
+        return {"id": rows[0][0], "created_at": rows[0][1],
+                "principal": dict(RAN_WITH_ALL_ACCESS), **data}
+
 
     def migrations(self) -> list[str]:
         """Names of the schema migrations applied, in order."""

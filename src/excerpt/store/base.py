@@ -94,11 +94,17 @@ class SnapshotPayload:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def eval_header(columns: Sequence[Any], summary: Mapping[str, Any]) -> dict[str, Any]:
+RAN_WITH_ALL_ACCESS = {"all_access": True}
+"""The principal of a run stored before runs named theirs: evaluations then saw everything."""
+
+
+def eval_header(columns: Sequence[Any], summary: Mapping[str, Any],
+                principal: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A stored evaluation run's header, from (id, created_at, kind, dataset, collection,
-    mode) and its summary."""
+    mode), its summary and the principal it ran as."""
     keys = ("id", "created_at", "kind", "dataset", "collection", "mode")
-    return {**dict(zip(keys, columns, strict=True)), "summary": dict(summary)}
+    return {**dict(zip(keys, columns, strict=True)),
+            "principal": dict(principal or RAN_WITH_ALL_ACCESS), "summary": dict(summary)}
 
 
 def set_members(store: Store, collection: str, name: str,

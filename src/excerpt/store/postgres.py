@@ -98,6 +98,7 @@ class PostgresStore(RecordQueries):
         "started_at, finished_at", f"{_iso('started_at')}, {_iso('finished_at')}")
     SNAPSHOT_COLUMNS = RecordQueries.SNAPSHOT_COLUMNS.replace("created_at", _iso("created_at"))
     CREATED_AT = _iso("created_at")
+    PRINCIPAL = "data -> 'principal'"
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
