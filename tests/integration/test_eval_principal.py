@@ -114,3 +114,15 @@ def test_a_scenario_eval_stores_no_hidden_hit_or_answer(tmp_path: Path) -> None:
                  "--acl-tag", "hr")
     assert hr["principal"]["acl_tags_any"] == ["hr"] and hr["gold_recall"] == 1.0
     assert SECRET_WORD in stored(home, hr["run_id"])["items"][0]["answer"]
+
+
+def test_a_corpus_the_principal_cannot_see_is_refused(tmp_path: Path) -> None:
+    folder = beir(tmp_path / "secret")
+    (folder / "corpus.jsonl").write_text(json.dumps(
+        {"_id": SECRET_ID, "text": CORPUS[SECRET_ID]["text"], "acl_tags": ["hr"]}) + "\n",
+        "utf-8")
+    (folder / "qrels" / "test.tsv").write_text(f"q2\t{SECRET_ID}\t1\n", "utf-8")
+    out = CliRunner().invoke(cli, ["--home", str(tmp_path / "home"), "eval", str(folder),
+                                   "--mode", "bm25", "--no-progress"])
+    assert out.exit_code == 1 and "may see nothing of the corpus" in out.output
+    assert SECRET_WORD not in out.output
