@@ -141,8 +141,7 @@ class MemoryStore:
         check_speaker(speaker)
         if isinstance(turn, bool) or not isinstance(turn, int) or turn < 0:
             raise InputError(f"turn must be a non-negative integer, not {turn!r}")
-        if not isinstance(text, str):
-            raise InputError(f"text must be a string, not {type(text).__name__}")
+        _check_text(text)
         tokens = count_tokens(text)
         with self._writing(conversation) as write:
             cached = self._load(conversation, write)
@@ -321,3 +320,17 @@ class MemoryStore:
     def close(self) -> None:
         with self._lock:
             self.backend.close()
+
+
+def _check_text(text: object) -> None:
+    """Text every backend can store alike: PostgreSQL's text holds no NUL character and
+    SQLite's UTF-8 no lone surrogate, so both are refused before anything is written."""
+    if not isinstance(text, str):
+        raise InputError(f"text must be a string, not {type(text).__name__}")
+    if "\x00" in text:
+        raise InputError("text holds a NUL character (\\x00), which no store keeps")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"text holds a lone surrogate at character {exc.start}: "
+                         "not valid Unicode") from None
