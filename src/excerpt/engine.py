@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.analyze import analyze, detect_language
+from excerpt.catalogue import Catalogue
 from excerpt.compose.ask import OVERFETCH_FACTOR, AskOptions, AskPipeline, AskResult
 from excerpt.compose.composer import Passage
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
-from excerpt.errors import InputError, NotFoundError
+from excerpt.errors import InputError
 from excerpt.graph.expand import GraphLimits, GraphResult, expand
 from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
 from excerpt.memory.backends import MemoryBackend
@@ -122,6 +123,11 @@ class Engine:
             self._access = access_for(self.store)
         return self._access
 
+    @property
+    def catalogue(self) -> Catalogue:
+        """Which snapshots and sets exist, as a principal may know them."""
+        return Catalogue(self.store, self.access)
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
@@ -160,27 +166,13 @@ class Engine:
 
     def snapshots(self, collection: str | None = None,
                   principal: Principal | None = None) -> dict[str, Any]:
-        """Snapshots and sets as ``principal`` (default: anonymous) may know them: a snapshot
-        only when it may see one of its nodes, with the counts of what it may see; a set with
-        only such members, and not at all when it has none."""
-        principal = principal or Principal.anonymous()
-        snaps = self.store.snapshots(collection)
-        counts = self.access.snapshot_counts(snaps, principal)
-        sets = {name: [i for i in ids if i in counts]
-                for name, ids in self.store.snapshot_sets(collection).items()}
-        return {
-            "snapshots": [replace(s, documents=counts[s.snapshot_id][0],
-                                  nodes=counts[s.snapshot_id][1],
-                                  edges=counts[s.snapshot_id][2]).to_json()
-                          for s in snaps if s.snapshot_id in counts],
-            "sets": [{"name": n, "snapshot_ids": ids} for n, ids in sorted(sets.items()) if ids],
-            **principal.describe(),
-        }
+        """Snapshots and sets as ``principal`` (default: anonymous) may know them
+        (:meth:`excerpt.catalogue.Catalogue.listing`)."""
+        return self.catalogue.listing(collection, principal or Principal.anonymous())
 
     def snapshot_set(self, name: str, snapshot_ids: Sequence[str],
                      collection: str = "default") -> dict[str, Any]:
-        self.store.create_set(collection, name, snapshot_ids)
-        return {"name": name, "snapshot_ids": self.store.snapshot_set(collection, name)}
+        return self.catalogue.create_set(name, snapshot_ids, collection)
 
     def _open_view(self, filters: Filters | None, principal: Principal | None
                    ) -> tuple[Filters, Principal, Any]:
@@ -193,35 +185,8 @@ class Engine:
 
     def resolve(self, filters: Filters, principal: Principal | None = None
                 ) -> list[SnapshotInfo]:
-        """The snapshots a read sees: one, a named set, or the latest of every source. Given a
-        principal, a snapshot or set of which it may see no node is absent to it, with the very
-        error a missing one gets (nobody learns what exists beyond their rights)."""
-        if filters.snapshot_id and filters.snapshot_set:
-            raise InputError("give either a snapshot or a snapshot set, not both")
-        if filters.collection not in self.store.collections():
-            raise NotFoundError(f"no collection {filters.collection!r}; ingest something first")
-        if filters.snapshot_id:
-            missing = NotFoundError(f"no snapshot {filters.snapshot_id!r} in collection "
-                                    f"{filters.collection!r}")
-            try:
-                infos = [self.store.snapshot(filters.snapshot_id)]
-            except NotFoundError:
-                raise missing from None
-            if infos[0].collection != filters.collection:
-                raise missing
-        elif filters.snapshot_set:
-            missing = NotFoundError(f"no snapshot set {filters.snapshot_set!r} in collection "
-                                    f"{filters.collection!r}")
-            try:
-                ids = self.store.snapshot_set(filters.collection, filters.snapshot_set)
-            except NotFoundError:
-                raise missing from None
-            infos = [self.store.snapshot(i) for i in ids]
-        else:
-            return self.store.latest_snapshots(filters.collection)
-        if principal is not None and not self.access.seen_snapshots(infos, principal):
-            raise missing
-        return infos
+        """The snapshots a read sees (:meth:`excerpt.catalogue.Catalogue.resolve`)."""
+        return self.catalogue.resolve(filters, principal)
 
     # -- search ---------------------------------------------------------------------------------
 
