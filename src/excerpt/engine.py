@@ -12,6 +12,7 @@ Ingestion itself lives in :mod:`excerpt.ingest.pipeline`; traces in :mod:`excerp
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +25,7 @@ from excerpt.catalogue import Catalogue
 from excerpt.compose.ask import OVERFETCH_FACTOR, AskOptions, AskPipeline, AskResult
 from excerpt.compose.composer import Passage
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
-from excerpt.errors import InputError
+from excerpt.errors import InputError, StoreError
 from excerpt.graph.expand import GraphLimits, GraphResult, expand
 from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
 from excerpt.memory.backends import MemoryBackend
@@ -62,6 +63,7 @@ from excerpt.types import (
 
 __all__ = ["EMBEDDERS", "Engine", "IngestResult", "Progress", "SearchResult"]
 
+_log = logging.getLogger(__name__)
 _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="excerpt-leg")
 """Runs the dense leg of a hybrid search beside the lexical one, for stores that rank in SQL."""
 
@@ -336,7 +338,10 @@ class Engine:
         (PostgreSQL: every application server's traces in one table)."""
         assert self._trace_log is not None
         self._trace_log.write(trace, log_name, lines)
-        self.store.record_trace(trace.to_json())
+        try:
+            self.store.record_trace(trace.to_json())
+        except StoreError as exc:  # a trace never fails the request it describes
+            _log.warning("trace not kept in the store: %s", exc)
 
     def _applied(self, view: View, filters: Filters, principal: Principal) -> dict[str, Any]:
         """The filters a trace records: only snapshots the caller may see are named."""

@@ -142,3 +142,22 @@ def test_concurrent_requests_with_tracing_get_no_5xx(
             statuses = list(pool.map(get, urls))
     assert statuses == [200] * len(urls)
     check_logs(tmp_path / "logs", questions("h", 120))
+
+
+def test_a_trace_the_database_refuses_is_logged_not_raised(
+        pg_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """PostgreSQL keeps traces in a table too; when that insert fails (here the table is
+    gone), the search still answers and the failure is a warning."""
+    import psycopg
+
+    engine = Engine(tmp_path / "scratch", Settings(log_dir=str(tmp_path / "log")),
+                    store_url=pg_url)
+    engine.ingest(HANDBOOK, collection="hb", embedder="none")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP TABLE traces")
+    with caplog.at_level(logging.WARNING, logger="excerpt.engine"):
+        result = engine.search("snapshot", Filters("hb"), mode="bm25", k=3)
+    engine.close()
+    assert result.hits
+    assert any("trace not kept" in r.getMessage() for r in caplog.records)
+    assert len(list((tmp_path / "log" / "pipeline_traces").glob("2*.json"))) == 1
