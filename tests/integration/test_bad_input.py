@@ -180,3 +180,14 @@ def test_zip_bombs_are_refused_in_little_memory(tmp_path: Path, name: str,
     assert any(why in lines[0] for why in ("refused: expands", "damaged", "malformed")), lines[0]
     peak_mb = int(lines[-1].split()[1]) / 1024
     assert peak_mb < 400, f"peak memory {peak_mb:.0f} MB while refusing a zip bomb"
+
+
+def test_the_plain_summary_says_how_many_were_skipped(tmp_path: Path) -> None:
+    sql = tmp_path / "broken.sql"
+    sql.write_text("CREATE TABLE dbo.Good (Id INT);\nGO\nCREATE TABL dbo.Bad (Id INT);\nGO\n",
+                   "utf-8")
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path / "home"), "ingest", str(sql),
+                                      "--format", "code", "--embedder", "none", "--no-progress"])
+    assert result.exit_code == 0
+    assert "1 nodes" in result.stdout and "1 skipped (below)" in result.stdout
+    assert f"skipped {sql}" in result.stderr

@@ -174,6 +174,7 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], collection: str, fmt: st
             f"{result.status}: snapshot {result.snapshot_id} in {result.collection!r}: "
             f"{result.documents} documents, {result.nodes} nodes, {result.edges} edges "
             f"in {result.seconds:.1f} s ({result.embedded} embedded)"
+            + (f", {len(result.errors)} skipped (below)" if result.errors else "")
         )
         for issue in result.errors:
             click.echo(f"  skipped {issue.path}: {issue.reason}", err=True)
