@@ -369,8 +369,8 @@ class SQLiteStore(RecordQueries):
         """Nothing: on one machine the files under log_dir are the traces."""
 
     def memory_backend(self) -> MemoryBackend:
-        """Conversations in ``<home>/memory.db`` (a file of their own: one writer, the daemon
-        or the service)."""
+        """Conversations in ``<home>/memory.db`` (a file of their own; several writer
+        processes are safe, each write being one ``BEGIN IMMEDIATE`` transaction)."""
         from excerpt.memory.backends import SQLiteBackend
 
         return SQLiteBackend.at_home(self.home)
