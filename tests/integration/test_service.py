@@ -4,6 +4,7 @@ route built so far, one JSON error shape, limits."""
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -227,6 +228,54 @@ def test_the_openapi_document_describes_every_route(service: tuple[str, dict[str
     assert {"/v1/search", "/v1/ask", "/v1/ask/stream", "/v1/graph", "/v1/context",
             "/v1/ingest", "/v1/snapshots", "/v1/memory/{conversation}/query",
             "/-/health"} <= set(document["paths"])
+
+
+ERRORS_OF = {
+    ("get", "/-/version"): {"401"},
+    ("get", "/v1/search"): {"400", "401", "403", "404"},
+    ("post", "/v1/ask"): {"400", "401", "403", "404"},
+    ("post", "/v1/ask/stream"): {"400", "401", "403"},
+    ("post", "/v1/graph"): {"400", "401", "403", "404"},
+    ("post", "/v1/context"): {"400", "401", "403", "404"},
+    ("post", "/v1/memory/{conversation}/query"): {"400", "401"},
+    ("post", "/v1/ingest"): {"400", "401", "403"},
+    ("post", "/v1/ingest/path"): {"400", "401", "403"},
+    ("get", "/v1/snapshots"): {"400", "401", "403", "404"},
+}
+
+
+def test_the_openapi_document_lists_the_errors_and_the_event_stream(
+        service: tuple[str, dict[str, str], Path]) -> None:
+    url, _, _ = service
+    _, document = call(f"{url}/openapi.json")
+    error = document["components"]["schemas"]["ErrorBody"]
+    assert set(error["required"]) == set(error["properties"]) == {"error", "kind"}
+    assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    for (method, path), statuses in ERRORS_OF.items():
+        operation = document["paths"][path][method]
+        assert statuses <= set(operation["responses"]), (path, operation["responses"])
+        assert "422" not in operation["responses"]  # validation answers 400
+        for status in statuses:
+            schema = operation["responses"][status]["content"]["application/json"]["schema"]
+            assert schema == {"$ref": "#/components/schemas/ErrorBody"}, (path, status)
+        assert operation["security"] == [{"bearer": []}]
+    assert "security" not in document["paths"]["/-/health"]["get"]
+    stream = document["paths"]["/v1/ask/stream"]["post"]["responses"]["200"]["content"]
+    assert set(stream) == {"text/event-stream"}
+
+
+def test_the_api_docs_load_nothing_from_outside_the_server(
+        service: tuple[str, dict[str, str], Path]) -> None:
+    url, _, _ = service
+    with urllib.request.urlopen(f"{url}/docs", timeout=10) as response:
+        html = response.read().decode()
+    scripts = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert "/static/docs.js" in scripts and all(s.startswith(("/", "data:")) for s in scripts)
+    with urllib.request.urlopen(f"{url}/static/docs.js", timeout=10) as response:
+        script = response.read().decode()
+    assert "/openapi.json" in script and "innerHTML" not in script
+    assert not re.search(r"https?://", html + script)
+    assert call(f"{url}/redoc")[0] == 404  # FastAPI's CDN-loading pages are off
 
 
 def test_the_web_ui_is_served_with_no_external_assets(service: tuple[str, dict[str, str],

@@ -6,11 +6,12 @@ server-sent events whose last event is the same answer), ``POST /v1/graph``, ``P
 conversations are its own), ``POST /v1/ingest`` (an upload: ingester or admin keys),
 ``POST /v1/ingest/path`` (admin keys, inside the server's ingest roots), ``GET
 /v1/snapshots``, ``GET /-/health`` (no key), ``GET /-/version``; the OpenAPI document is
-``/openapi.json``.
+``/openapi.json`` (see :mod:`excerpt.server.openapi`), rendered at ``/docs`` by a local script.
 ``Authorization: Bearer KEY`` is required everywhere else: no key, a wrong key or a revoked
 one is 401. A request may narrow its rights with ``acl_tag`` / ``clearance`` (never widen
 them); ``all_access`` needs an admin key (403 otherwise). Every error has one shape,
-``{"error", "kind"}``, mapped from excerpt's error tree in :func:`_status`. Limits: a query
+``{"error", "kind"}``, mapped from excerpt's error tree in :func:`_status`; an unexpected
+exception is a bare 500 (details in the server's log only). Limits: a query
 of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
 """
 
@@ -25,13 +26,13 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from excerpt.compose.ask import AskOptions
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
-from excerpt.engine import Engine
+from excerpt.engine import EMBEDDERS, Engine
 from excerpt.errors import (
     DependencyError,
     ExcerptError,
@@ -39,19 +40,32 @@ from excerpt.errors import (
     NotFoundError,
     ServiceError,
 )
+from excerpt.ingest import FORMATS
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
+from excerpt.server.bodies import (
+    MAX_K,
+    MAX_QUERY,
+    AskBody,
+    ContextBody,
+    GraphBody,
+    IngestPathBody,
+    MemoryBody,
+    choice,
+    no_nul,
+)
 from excerpt.server.keys import Caller, KeyRing
+from excerpt.server.openapi import errors, event_stream
+from excerpt.server.openapi import install as install_openapi
 from excerpt.server.stream import StreamWork, ask_events
 from excerpt.server.uploads import Uploads, receive, renamed, upload_name
-from excerpt.types import SEARCH_MODES, Filters, SearchMode, parse_where
+from excerpt.types import Filters, SearchMode, parse_where
 
-MAX_QUERY = 2000
-MAX_K = 100
 MAX_UPLOAD = 200 * 1024 * 1024
 _STATUS: tuple[tuple[type[ExcerptError], int], ...] = (
     (InputError, 400), (NotFoundError, 404), (DependencyError, 503), (ServiceError, 502))
 INTERNAL = {"error": "internal error", "kind": "internal"}
+_HTTP_KINDS = {400: "input", 404: "not_found", 405: "method_not_allowed", 413: "input"}
 log = logging.getLogger(__name__)
 
 
@@ -60,82 +74,15 @@ def _status(exc: ExcerptError) -> int:
     return next((status for cls, status in _STATUS if isinstance(exc, cls)), 500)
 
 
-class AskBody(BaseModel):
-    """POST /v1/ask: the CLI's option names."""
-
-    question: str = Field(..., min_length=1, max_length=MAX_QUERY)
-    collection: str = "default"
-    snapshot: str | None = None
-    snapshot_set: str | None = None
-    where: list[str] = Field(default_factory=list, max_length=MAX_K)
-    mode: SearchMode = "hybrid"
-    doc_limit: int = Field(10, ge=1, le=MAX_K)
-    fetch_limit: int | None = Field(None, ge=1, le=3 * MAX_K)
-    max_quotes: int = Field(4, ge=1, le=20)
-    rerank: str | None = None
-    explain: bool = False
-    conversation: str | None = Field(None, min_length=1, max_length=200)
-    acl_tag: list[str] | None = None
-    clearance: list[str] | None = None
-    all_access: bool = False
-
-
-class GraphBody(BaseModel):
-    """POST /v1/graph: seeds and limits, as `excerpt graph` takes them."""
-
-    seeds: list[str] = Field(..., min_length=1, max_length=MAX_K)
-    collection: str = "default"
-    snapshot: str | None = None
-    snapshot_set: str | None = None
-    max_depth: int | None = Field(None, ge=0, le=10)  # None: the server's settings
-    max_nodes: int | None = Field(None, ge=1, le=10_000)
-    allow: list[str] | None = Field(None, max_length=100)
-    seed_only: bool = False
-    acl_tag: list[str] | None = None
-    clearance: list[str] | None = None
-    all_access: bool = False
-
-
-class ContextBody(BaseModel):
-    """POST /v1/context: seed and graph ids and budgets, as `excerpt context` takes them."""
-
-    seeds: list[str] = Field(..., min_length=1, max_length=MAX_K)
-    graph: list[str] = Field(default_factory=list, max_length=10_000)
-    collection: str = "default"
-    snapshot: str | None = None
-    snapshot_set: str | None = None
-    budget_tokens: int | None = Field(None, ge=1, le=1_000_000)
-    max_chars: int | None = Field(None, ge=0, le=10_000_000)
-    prioritization: str | None = None
-    acl_tag: list[str] | None = None
-    clearance: list[str] | None = None
-    all_access: bool = False
-
-
-class MemoryBody(BaseModel):
-    """POST /v1/memory/{conversation}/query: the memory daemon's single-entry form."""
-
-    intent: str
-    data: dict[str, Any] = Field(default_factory=dict)
-
-
-class IngestPathBody(BaseModel):
-    """POST /v1/ingest/path (admin keys): a server-side path inside a configured root."""
-
-    path: str
-    collection: str = "default"
-    format: str = "auto"
-    acl_tag: list[str] = Field(default_factory=list)
-    classification: list[str] = Field(default_factory=list)
-    embedder: str = "auto"
-
-
 def create_app(engine: Engine, keys: KeyRing,
                ingest_roots: Sequence[Path] = ()) -> Any:
     """The FastAPI app over ``engine``, authenticating with ``keys``; admin keys may ingest
     server-side paths inside ``ingest_roots`` (none: no path ingestion at all)."""
 
-    app = FastAPI(title="excerpt", version=version("excerpt"))
+    # No /docs or /redoc from FastAPI: their pages load scripts from a CDN; /docs is ours.
+    app = FastAPI(title="excerpt", version=version("excerpt"), docs_url=None, redoc_url=None,
+                  dependencies=[Depends(no_nul)])
+    install_openapi(app)
     # One store, the single writer of memory.db, serialising writes for every request thread.
     memory_store = MemoryStore(engine.memory_backend())
     uploads = Uploads(engine.home / "uploads")
@@ -154,6 +101,13 @@ def create_app(engine: Engine, keys: KeyRing,
     def internal(_: Request, exc: Exception) -> JSONResponse:
         # The last resort: no traceback or path to the caller; Starlette logs the traceback.
         return JSONResponse(INTERNAL, status_code=500)
+
+    @app.exception_handler(StarletteHTTPException)
+    def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Starlette's own refusals (an unknown route, a method, a body it cannot parse).
+        kind = _HTTP_KINDS.get(exc.status_code, "http")
+        return JSONResponse({"error": str(exc.detail), "kind": kind},
+                            status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -201,34 +155,37 @@ def create_app(engine: Engine, keys: KeyRing,
         """The web UI: search, ask with clickable [n] citations, provenance, dependencies."""
         return FileResponse(static / "index.html")
 
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> FileResponse:
+        """The routes of /openapi.json, rendered by a local script (no asset from elsewhere)."""
+        return FileResponse(static / "docs.html")
+
     @app.get("/-/health")
     def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/-/version")
+    @app.get("/-/version", responses=errors(401, 503))
     def get_version(who: Caller = Depends(caller)) -> dict[str, str]:  # noqa: B008
         return {"version": version("excerpt")}
 
-    @app.get("/v1/search")
+    @app.get("/v1/search", responses=errors(400, 401, 403, 404, 502, 503))
     def search(q: str = Query(..., min_length=1, max_length=MAX_QUERY),
-               collection: str = "default", mode: str = "hybrid",
+               collection: str = "default", mode: SearchMode = "hybrid",
                k: int | None = Query(None, ge=1, le=MAX_K),
                snapshot: str | None = None, snapshot_set: str | None = None,
                where: list[str] = Query([]),  # noqa: B008
-               rerank: str | None = None,
+               rerank: str | None = Query(None, min_length=1),
                acl_tag: list[str] | None = Query(None),  # noqa: B008
                clearance: list[str] | None = Query(None),  # noqa: B008
                all_access: bool = False,
                who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         """`excerpt search`: the same options (``where`` as KEY=VALUE, repeatable)."""
-        if mode not in SEARCH_MODES:
-            raise InputError(f"unknown mode {mode!r}; choose one of {SEARCH_MODES}")
         principal = who.narrowed(acl_tag, clearance, all_access)
         filters = Filters(collection, snapshot, snapshot_set, _where(where))
         result = engine.search(q, filters, principal, mode, k, reranker=rerank)
         return JSONResponse(result.to_json())
 
-    @app.post("/v1/ask")
+    @app.post("/v1/ask", responses=errors(400, 401, 403, 404, 502, 503))
     def ask(body: AskBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
@@ -244,12 +201,11 @@ def create_app(engine: Engine, keys: KeyRing,
         return JSONResponse({**result.to_json(body.explain),
                              **conversation_json(body.conversation, resolution, turn)})
 
-    @app.post("/v1/ask/stream")
+    @app.post("/v1/ask/stream", response_class=StreamingResponse,
+              responses={**event_stream(), **errors(400, 401, 403, 503)})
     def ask_stream(body: AskBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
         """Server-sent events: "stage" events as the pipeline runs, then one "answer" event
         whose data is exactly the POST /v1/ask response."""
-        from fastapi.responses import StreamingResponse
-
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
 
@@ -260,7 +216,7 @@ def create_app(engine: Engine, keys: KeyRing,
         return StreamingResponse(ask_events(run, body.explain, app.state.streams),
                                  media_type="text/event-stream")
 
-    @app.post("/v1/graph")
+    @app.post("/v1/graph", responses=errors(400, 401, 403, 404, 503))
     def graph(body: GraphBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         limits = engine.graph_limits(body.max_depth, body.max_nodes, body.allow or (),
@@ -268,7 +224,7 @@ def create_app(engine: Engine, keys: KeyRing,
         filters = Filters(body.collection, body.snapshot, body.snapshot_set)
         return JSONResponse(engine.graph(body.seeds, filters, principal, limits).to_json())
 
-    @app.post("/v1/context")
+    @app.post("/v1/context", responses=errors(400, 401, 403, 404, 503))
     def context(body: ContextBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         filters = Filters(body.collection, body.snapshot, body.snapshot_set)
@@ -276,17 +232,19 @@ def create_app(engine: Engine, keys: KeyRing,
                                            body.budget_tokens, body.max_chars,
                                            body.prioritization).to_json())
 
-    @app.post("/v1/memory/{conversation}/query")
+    @app.post("/v1/memory/{conversation}/query", responses=errors(400, 401, 503))
     def memory(conversation: str, body: MemoryBody,
                who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
         """Conversations are per key: a caller reads and writes only its own."""
         return handle(memory_store, f"{who.name}/{conversation}", body.intent, body.data)
 
-    @app.post("/v1/ingest")
-    async def ingest(request: Request, filename: str, collection: str = "default",
-                     format: str = "auto", acl_tag: list[str] = Query([]),  # noqa: B008
+    @app.post("/v1/ingest", responses=errors(400, 401, 403, 404, 503))
+    async def ingest(request: Request, filename: str = Query(..., min_length=1),
+                     collection: str = "default",
+                     format: str = Query("auto", pattern=choice(FORMATS)),
+                     acl_tag: list[str] = Query([]),  # noqa: B008
                      classification: list[str] = Query([]),  # noqa: B008
-                     embedder: str = "auto",
+                     embedder: str = Query("auto", pattern=choice(EMBEDDERS)),
                      who: Caller = Depends(caller)) -> Any:  # noqa: B008
         """Upload one file (a book, a regulation book, a zip bundle) as the request body;
         it becomes a snapshot of the source ``upload:FILENAME``. Ingester or admin keys."""
@@ -307,7 +265,7 @@ def create_app(engine: Engine, keys: KeyRing,
             shutil.rmtree(folder, ignore_errors=True)
         return result.to_json()
 
-    @app.post("/v1/ingest/path")
+    @app.post("/v1/ingest/path", responses=errors(400, 401, 403, 404, 503))
     def ingest_path(body: IngestPathBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
         _require(who, ("admin",))
         path = Path(body.path).resolve()
@@ -319,7 +277,7 @@ def create_app(engine: Engine, keys: KeyRing,
                                ingest_roots=list(ingest_roots))
         return result.to_json()
 
-    @app.get("/v1/snapshots")
+    @app.get("/v1/snapshots", responses=errors(400, 401, 403, 404, 503))
     def snapshots(collection: str | None = None,
                   acl_tag: list[str] | None = Query(None),  # noqa: B008
                   clearance: list[str] | None = Query(None),  # noqa: B008

@@ -1,0 +1,138 @@
+"""The JSON bodies of the service's routes, and the one rule for every string a request
+carries: no NUL character (no use in text, ids or names; PostgreSQL refuses it in text, and
+the file system in paths), refused as a 400 naming the field."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import Request
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+
+from excerpt.context.fetch import Prioritization
+from excerpt.engine import EMBEDDERS
+from excerpt.errors import InputError
+from excerpt.ingest import FORMATS
+from excerpt.memory.intents import INTENTS
+from excerpt.types import SearchMode
+
+MAX_QUERY = 2000
+MAX_K = 100
+
+
+def nul_field(value: Any, where: str = "") -> str | None:
+    """The place of the first string holding a NUL character in ``value`` (keys too), or
+    None; walked without recursion, whatever the nesting."""
+    stack = [(where, value)]
+    while stack:
+        place, item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return place or "value"
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                if isinstance(key, str) and "\x00" in key:
+                    return f"{place}.{key!r}".lstrip(".")
+                stack.append((f"{place}.{key}".lstrip("."), inner))
+        elif isinstance(item, list):
+            stack.extend((f"{place}[{i}]", inner) for i, inner in enumerate(item))
+    return None
+
+
+def no_nul(request: Request) -> None:
+    """A dependency of every route: no NUL in a query parameter or a path segment."""
+    for name, value in [*request.query_params.multi_items(), *request.path_params.items()]:
+        if "\x00" in name or "\x00" in str(value):
+            raise InputError(f"{name!r}: a NUL character is not allowed")
+
+
+class Body(BaseModel):
+    """A route's JSON body: no unknown field (a misspelled option would be ignored silently),
+    true or false only for the switches (StrictBool: no 0, "yes" or "off"), no NUL."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        place = nul_field(data)
+        if place is not None:
+            raise ValueError(f"{place}: a NUL character is not allowed")
+        return data
+
+
+def choice(names: Sequence[str]) -> str:
+    """A pattern that documents and enforces one of ``names``."""
+    return "^(" + "|".join(re.escape(n) for n in names) + ")$"
+
+
+class AskBody(Body):
+    """POST /v1/ask: the CLI's option names."""
+
+    question: str = Field(..., min_length=1, max_length=MAX_QUERY)
+    collection: str = "default"
+    snapshot: str | None = None
+    snapshot_set: str | None = None
+    where: list[str] = Field(default_factory=list, max_length=MAX_K)
+    mode: SearchMode = "hybrid"
+    doc_limit: int = Field(10, ge=1, le=MAX_K)
+    fetch_limit: int | None = Field(None, ge=1, le=3 * MAX_K)
+    max_quotes: int = Field(4, ge=1, le=20)
+    rerank: str | None = Field(None, min_length=1)
+    explain: StrictBool = False
+    conversation: str | None = Field(None, min_length=1, max_length=200)
+    acl_tag: list[str] | None = None
+    clearance: list[str] | None = None
+    all_access: StrictBool = False
+
+
+class GraphBody(Body):
+    """POST /v1/graph: seeds and limits, as `excerpt graph` takes them."""
+
+    seeds: list[str] = Field(..., min_length=1, max_length=MAX_K)
+    collection: str = "default"
+    snapshot: str | None = None
+    snapshot_set: str | None = None
+    max_depth: int | None = Field(None, ge=0, le=10)  # None: the server's settings
+    max_nodes: int | None = Field(None, ge=1, le=10_000)
+    allow: list[str] | None = Field(None, max_length=100)
+    seed_only: StrictBool = False
+    acl_tag: list[str] | None = None
+    clearance: list[str] | None = None
+    all_access: StrictBool = False
+
+
+class ContextBody(Body):
+    """POST /v1/context: seed and graph ids and budgets, as `excerpt context` takes them."""
+
+    seeds: list[str] = Field(..., min_length=1, max_length=MAX_K)
+    graph: list[str] = Field(default_factory=list, max_length=10_000)
+    collection: str = "default"
+    snapshot: str | None = None
+    snapshot_set: str | None = None
+    budget_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    max_chars: int | None = Field(None, ge=0, le=10_000_000)
+    prioritization: Prioritization | None = None
+    acl_tag: list[str] | None = None
+    clearance: list[str] | None = None
+    all_access: StrictBool = False
+
+
+class MemoryBody(Body):
+    """POST /v1/memory/{conversation}/query: the memory daemon's single-entry form."""
+
+    intent: str = Field(..., pattern=choice(INTENTS))
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class IngestPathBody(Body):
+    """POST /v1/ingest/path (admin keys): a server-side path inside a configured root."""
+
+    path: str
+    collection: str = "default"
+    format: str = Field("auto", pattern=choice(FORMATS))
+    acl_tag: list[str] = Field(default_factory=list)
+    classification: list[str] = Field(default_factory=list)
+    embedder: str = Field("auto", pattern=choice(EMBEDDERS))
