@@ -296,3 +296,30 @@ def test_unknown_routes_and_methods_keep_the_error_shape(service: Service) -> No
     assert service.refused(404, "GET", "/v1/nowhere", alice)["kind"] == "not_found"
     assert service.refused(404, "GET", "/static/../../keys.yaml", alice)["kind"] == "not_found"
     assert service.refused(405, "DELETE", "/v1/search", alice)["kind"] == "method_not_allowed"
+
+
+def test_an_unexpected_failure_is_a_bare_500(tmp_path: Path,
+                                             serving: Callable[[Any],
+                                                               AbstractContextManager[str]]
+                                             ) -> None:
+    """The last resort: an exception no route expected (here from routes added for the test)
+    is a 500 with the error shape and nothing of the exception; a store failure too."""
+    from excerpt.errors import StoreError
+
+    home = tmp_path / "home"
+    out = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", "a", "--json"])
+    app = create_app(Engine(home), KeyRing.load(home / "keys.yaml"))
+
+    def boom() -> None:
+        raise RuntimeError(f"{home}/secret.db is corrupt")
+
+    def store_failure() -> None:
+        raise StoreError(f"cannot open the store at {home}")
+
+    app.add_api_route("/test/boom", boom)
+    app.add_api_route("/test/store", store_failure)
+    with serving(app) as url:
+        service = Service(url, {"a": json.loads(out.output)["key"]}, tmp_path)
+        for path in ("/test/boom", "/test/store"):
+            answer = service.refused(500, "GET", path, service.keys["a"])
+            assert answer == {"error": "internal error", "kind": "internal"}
