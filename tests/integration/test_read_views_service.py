@@ -137,9 +137,11 @@ def test_a_bad_where_is_a_400_on_every_route(service: Service, where: str) -> No
     ask = {"question": "When is lunch?", "collection": "c", "mode": "bm25", "where": [where]}
     status, body = call(f"{url}/v1/ask", keys["reader"], ask)
     assert (status, body["kind"]) == (400, "input"), body
-    status, events = call(f"{url}/v1/ask/stream", keys["reader"], ask)
-    assert status == 200 and "event: error" in events
-    assert '"kind": "input"' in events and "internal" not in events
+    status, body = call(f"{url}/v1/ask/stream", keys["reader"], ask)
+    assert (status, body["kind"]) == (400, "input"), body
+    status, body = call(f"{url}/v1/ask/stream", keys["reader"],
+                        {**ask, "where": [], "collection": "nowhere"})
+    assert (status, body["kind"]) == (404, "not_found"), body
 
 
 @pytest.mark.parametrize("where", BAD_WHERE)

@@ -59,7 +59,7 @@ from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
 from excerpt.server.stream import StreamWork, ask_events
 from excerpt.server.uploads import Uploads, receive, renamed, upload_name
-from excerpt.types import Filters, SearchMode, parse_where
+from excerpt.types import Filters, SearchMode, check_where, parse_where
 
 MAX_UPLOAD = 200 * 1024 * 1024
 _STATUS: tuple[tuple[type[ExcerptError], int], ...] = (
@@ -208,9 +208,13 @@ def create_app(engine: Engine, keys: KeyRing,
         whose data is exactly the POST /v1/ask response."""
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
+        filters = _filters(body)
+        # What can be refused before the stream starts is an HTTP status, not an error event.
+        check_where(filters.metadata)
+        engine.resolve(filters, principal)
 
         def run(on_stage: Any) -> Any:
-            return engine.ask(body.question, _filters(body), principal, body.mode,
+            return engine.ask(body.question, filters, principal, body.mode,
                               options, body.rerank, explain=on_stage, record=body.explain)
 
         return StreamingResponse(ask_events(run, body.explain, app.state.streams),
