@@ -202,7 +202,7 @@ def create_app(engine: Engine, keys: KeyRing,
                              **conversation_json(body.conversation, resolution, turn)})
 
     @app.post("/v1/ask/stream", response_class=StreamingResponse,
-              responses={**event_stream(), **errors(400, 401, 403, 503)})
+              responses={**event_stream(), **errors(400, 401, 403, 404, 503)})
     def ask_stream(body: AskBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
         """Server-sent events: "stage" events as the pipeline runs, then one "answer" event
         whose data is exactly the POST /v1/ask response."""
