@@ -18,6 +18,7 @@ from urllib.parse import quote, urlparse
 
 import pytest
 from click.testing import CliRunner
+from tests.http import add_keys
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -83,12 +84,7 @@ def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
                   source="public")
     engine.ingest(root / "secret", collection="c", embedder="none", source="secret",
                   acl_tags=["board"], classification_labels=["secret"])
-    keys: dict[str, str] = {}
-    for args in (["alice"], ["bob", "--acl-tag", "board", "--clearance", "secret"],
-                 ["root", "--role", "admin"], ["ivy", "--role", "ingester"], ["eve"]):
-        out = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", *args, "--json"])
-        keys[args[0]] = json.loads(out.output)["key"]
-    assert CliRunner().invoke(cli, ["--home", str(home), "keys", "revoke", "eve"]).exit_code == 0
+    keys = add_keys(home)
     app = create_app(engine, KeyRing.load(home / "keys.yaml"),
                      ingest_roots=[root / "public", root / "inbox"])
     with serving(app) as base:

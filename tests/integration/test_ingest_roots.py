@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -15,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.http import call
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -81,14 +80,7 @@ def service(tmp_path: Path, serving: Callable[[Any], AbstractContextManager[str]
 
 
 def _post(url: str, key: str, body: dict[str, Any]) -> tuple[int, Any]:
-    request = urllib.request.Request(
-        f"{url}/v1/ingest/path", json.dumps(body).encode(),
-        {"Content-Type": "application/json", "Authorization": f"Bearer {key}"}, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+    return call(f"{url}/v1/ingest/path", key, body, timeout=30)
 
 
 def test_http_ingest_path_refuses_links_out_of_the_root(

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from tests.http import call
 
 from excerpt.cli.main import cli
 
@@ -36,14 +37,8 @@ def add_key(home: Path, name: str, *args: str) -> str:
     return str(json.loads(out)["key"])
 
 
-def get(url: str, key: str | None) -> tuple[int, dict[str, Any]]:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
-                                    timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+def get(url: str, key: str | None) -> tuple[int, Any]:
+    return call(url, key or None, timeout=10)
 
 
 def wait_healthy(url: str, server: subprocess.Popen[str]) -> None:

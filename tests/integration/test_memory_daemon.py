@@ -17,20 +17,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.http import call
 
 from excerpt.cli.main import cli
 
 
 def post(url: str, conversation: str, intent: str, data: dict[str, Any]) -> tuple[int, Any]:
-    request = urllib.request.Request(
-        f"{url}/v1/memory/{conversation}/query",
-        json.dumps({"intent": intent, "data": data}).encode(), {"Content-Type":
-                                                                "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+    return call(f"{url}/v1/memory/{conversation}/query", None,
+                {"intent": intent, "data": data}, timeout=30)
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,6 @@ of the wrong type or on a security field is a 400 / exit 1, never a 500 or a tra
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -16,6 +14,7 @@ from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
+from tests.http import call
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -56,23 +55,6 @@ def service(tmp_path_factory: pytest.TempPathFactory,
                             "&embedder=none", keys["ivy"], HIDDEN.encode())
         assert status == 200 and done["status"] == "completed", done
         yield url, keys, home
-
-
-def call(url: str, key: str, body: bytes | dict[str, Any] | None = None) -> tuple[int, Any]:
-    headers = {"Authorization": f"Bearer {key}"}
-    data = None
-    if isinstance(body, dict):
-        data, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
-    elif body is not None:
-        data = body
-    request = urllib.request.Request(url, data, headers, method="GET" if data is None else "POST")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            raw = response.read()
-            kind = response.headers.get("content-type", "")
-            return response.status, raw.decode() if "event-stream" in kind else json.loads(raw)
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 # -- item 1: listings and reported filters --------------------------------------------------

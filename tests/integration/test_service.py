@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.http import add_keys
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -42,13 +43,7 @@ def service(tmp_path_factory: pytest.TempPathFactory,
     engine.ingest(root / "public", collection="c", embedder="none", source="public")
     engine.ingest(root / "secret", collection="c", embedder="none", source="secret",
                   acl_tags=["board"], classification_labels=["secret"])
-    keys: dict[str, str] = {}
-    for args in (["alice"], ["bob", "--acl-tag", "board", "--clearance", "secret"],
-                 ["root", "--role", "admin"], ["ivy", "--role", "ingester"], ["eve"]):
-        out = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", *args, "--json"])
-        assert out.exit_code == 0, out.output
-        keys[args[0]] = json.loads(out.output)["key"]
-    assert CliRunner().invoke(cli, ["--home", str(home), "keys", "revoke", "eve"]).exit_code == 0
+    keys = add_keys(home)
     text = (home / "keys.yaml").read_text("utf-8")
     assert all(key not in text for key in keys.values())  # only digests are stored
     app = create_app(engine, KeyRing.load(home / "keys.yaml"), ingest_roots=[root / "public"])

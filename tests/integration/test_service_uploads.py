@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.http import call
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -41,13 +42,7 @@ def add_key(home: Path, name: str, role: str) -> str:
 def upload(url: str, key: str, name: str, data: bytes, fmt: str = "auto") -> tuple[int, Any]:
     query = urllib.parse.urlencode({"filename": name, "collection": "up", "embedder": "none",
                                     "format": fmt})
-    request = urllib.request.Request(f"{url}/v1/ingest?{query}", data,
-                                     {"Authorization": f"Bearer {key}"})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+    return call(f"{url}/v1/ingest?{query}", key, data, method="POST")
 
 
 @pytest.fixture(scope="module")

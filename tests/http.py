@@ -1,0 +1,61 @@
+"""What the service tests share: one HTTP request with urllib, its status and body, and the
+cast of API keys the service tests use."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from excerpt.cli.main import cli
+
+CAST: tuple[tuple[str, ...], ...] = (
+    ("alice",), ("bob", "--acl-tag", "board", "--clearance", "secret"),
+    ("root", "--role", "admin"), ("ivy", "--role", "ingester"), ("eve",))
+"""alice reads public nodes, bob also the board's secret ones, root is an admin, ivy an
+ingester, and eve's key is revoked by :func:`add_keys`."""
+
+
+def call(url: str, key: str | None = None, body: Any = None, *, method: str | None = None,
+         headers: dict[str, str] | None = None, timeout: float = 60) -> tuple[int, Any]:
+    """One request: ``body`` a dict is sent as JSON, bytes as they are, None makes a GET.
+    Returns the status and the body parsed as JSON (an event stream or a body that is not JSON
+    as its text)."""
+    sent = dict(headers or {})
+    if key is not None:
+        sent.setdefault("Authorization", f"Bearer {key}")
+    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    if body is not None and not isinstance(body, bytes):
+        sent.setdefault("Content-Type", "application/json")
+    request = urllib.request.Request(url, data, sent,
+                                     method=method or ("GET" if data is None else "POST"))
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status, raw = int(response.status), response.read()
+    except urllib.error.HTTPError as exc:
+        status, raw = exc.code, exc.read()
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, raw.decode("utf-8", "replace")
+
+
+def add_keys(home: Path, cast: Iterable[Sequence[str]] = CAST,
+             revoke: Sequence[str] = ("eve",)) -> dict[str, str]:
+    """Keys for ``cast`` (name and `keys add` options) in ``home``'s keys file; the names in
+    ``revoke`` are revoked at once. Returns each name's key."""
+    keys: dict[str, str] = {}
+    for name, *options in cast:
+        out = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", name, *options,
+                                       "--json"])
+        assert out.exit_code == 0, out.output
+        keys[name] = json.loads(out.output)["key"]
+    for name in revoke:
+        out = CliRunner().invoke(cli, ["--home", str(home), "keys", "revoke", name])
+        assert out.exit_code == 0, out.output
+    return keys
