@@ -15,6 +15,13 @@ Run:  .venv/bin/python bench/regulations.py [--home DIR] [--repeat 5] [--json OU
 4. Latency of the whole search per scenario query (median of ``--repeat`` runs each, after a
    warm-up), its p50/p95 over the queries, and the multi-hop stage alone. Budgets (seed 001):
    whole search < 500 ms (goal < 100 ms), multi-hop < 100 ms.
+
+``--plain`` (issue 16 item 7) instead reports, for ``examples/regulations/plain_questions.yaml``
+(questions in everyday words), per split (tune / heldout) and per ``--modes`` (bm25, hybrid):
+how often a top-5 hit belongs to the governing regulation (the regulation of a gold id: the id
+up to its first space) and how often a gold article itself is in the top 5. Hybrid needs a home
+whose book was ingested with an embedder (``excerpt ingest ... --format regulations`` without
+``--embedder none``); give it with ``--home``.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("EXCERPT_DATA", REPO.parent / "shared" / "data"))
 BOOK = DATA / "regulations" / "dongeui_regulations_9-340_20250702.txt"
 SCENARIOS = REPO / "examples" / "regulations" / "scenarios.yaml"
+PLAIN = REPO / "examples" / "regulations" / "plain_questions.yaml"
+PLAIN_K = 5
 COLLECTION = "reg"
 K = 10
 _PUNCT = re.compile(r"[^\w]+")
@@ -131,6 +140,36 @@ def latency(engine: Engine, scenarios: Sequence[Scenario], repeat: int) -> dict[
             "queries": len(scenarios), "repeat": repeat}
 
 
+def regulation_of(node_id: str) -> str:
+    """The regulation a node belongs to: its id up to the first space (휴학규정 제3조 -> 휴학규정)."""
+    return node_id.split(" ", 1)[0]
+
+
+def plain_rates(engine: Engine, path: Path, mode: str) -> dict[str, Any]:
+    """Top-5 governing-regulation and exact-article hit rates of the plain questions, per split."""
+    import yaml
+
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))["scenarios"]
+    rows: dict[str, list[tuple[bool, bool]]] = {}
+    misses: dict[str, list[str]] = {}
+    for item in raw:
+        result = engine.search(item["query"], Filters(COLLECTION), Principal.admin(), mode,
+                               PLAIN_K, fetch=False)
+        top = [node_id for node_id, _, _ in result.ranking[:PLAIN_K]]
+        regulation = bool({regulation_of(g) for g in item["gold"]} & set(map(regulation_of, top)))
+        article = bool(set(item["gold"]) & set(top))
+        rows.setdefault(item["split"], []).append((regulation, article))
+        if not regulation:
+            misses.setdefault(item["split"], []).append(f"{item['id']} {item['query']}")
+    out: dict[str, Any] = {}
+    for split, hits in sorted(rows.items()):
+        out[split] = {"questions": len(hits),
+                      "regulation_top5": sum(r for r, _ in hits) / len(hits),
+                      "article_top5": sum(a for _, a in hits) / len(hits)}
+    out["tune_misses"] = misses.get("tune", [])  # heldout misses stay unprinted while tuning
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -139,6 +178,10 @@ def main() -> int:
     parser.add_argument("--scenarios", type=Path, default=SCENARIOS)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", type=Path, default=None, help="Also write the report here.")
+    parser.add_argument("--plain", action="store_true",
+                        help="Only the plain-words questions: top-5 regulation/article rates.")
+    parser.add_argument("--modes", default="bm25",
+                        help="With --plain: comma-separated search modes (bm25,hybrid).")
     args = parser.parse_args()
     if not BOOK.exists():
         print(f"{BOOK} not found: set EXCERPT_DATA to the shared data folder", file=sys.stderr)
@@ -146,6 +189,10 @@ def main() -> int:
     home = args.home or Path(tempfile.mkdtemp(prefix="excerpt-reg-")) / "home"
     engine = Engine(home)
     ensure_book(engine)
+    if args.plain:
+        plain = {mode: plain_rates(engine, PLAIN, mode) for mode in args.modes.split(",")}
+        print(json.dumps(plain, ensure_ascii=False, indent=2))
+        return 0
     file = load_scenarios(args.scenarios)
     scenarios = file.scenarios
     report: dict[str, Any] = {"scenarios": len(scenarios)}
