@@ -11,7 +11,7 @@ from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.beir import CORPUS_FILE, load_beir
 from excerpt.ingest.code_bundle import load_code_bundle, looks_like_code_bundle
 from excerpt.ingest.code_source import load_code_source
-from excerpt.ingest.gutenberg import load_gutenberg, looks_like_gutenberg
+from excerpt.ingest.gutenberg import load_gutenberg, looks_like_book, looks_like_gutenberg
 from excerpt.ingest.regulations import load_hwpx, load_regulations, looks_like_regulations
 from excerpt.ingest.text import load_text
 
@@ -36,7 +36,8 @@ def detect_format(paths: Sequence[Path]) -> str:
     ``corpus.jsonl``, or that file), ``"code"`` (``.cs``/``.sql`` files, or a folder mostly of
     them), ``"hwpx"`` (an ``.hwpx`` file: a regulation book saved by the Hangul word processor),
     or a folder holding ``.hwpx`` files and no text files), ``"gutenberg"`` (a ``.txt`` file with
-    a Project Gutenberg header and START marker, or a folder of only such files),
+    a Project Gutenberg header and START marker, or a book without that frame: a ``.txt`` divided
+    into at least two books, parts or chapters; or a folder of only such files),
     ``"regulations"`` (a ``.txt`` regulation book with its table of contents), else ``"text"``.
 
     Paths of different formats raise :class:`InputError` (load them separately).
@@ -73,6 +74,8 @@ def _detect_one(path: Path) -> str:
         return "gutenberg"
     if path.suffix.lower() == ".txt" and looks_like_regulations(path):
         return "regulations"
+    if path.suffix.lower() == ".txt" and looks_like_book(path):
+        return "gutenberg"  # the loader that keeps books and chapters
     return "text"
 
 
@@ -97,10 +100,11 @@ def _only_hwpx(folder: Path) -> bool:
 
 
 def _only_gutenberg(folder: Path) -> bool:
-    """A folder of Project Gutenberg books: every file in it is one."""
+    """A folder of Project Gutenberg books (framed or not): every file in it is one."""
     files = list(walk_files(folder))
     return bool(files) and all(
-        f.suffix.lower() == ".txt" and looks_like_gutenberg(f) for f in files
+        f.suffix.lower() == ".txt" and (looks_like_gutenberg(f) or looks_like_book(f))
+        for f in files
     )
 
 

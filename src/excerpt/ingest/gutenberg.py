@@ -10,8 +10,10 @@ For each file:
 * The bytes are decoded as UTF-8; files that are not valid UTF-8 (older Gutenberg files are
   often Windows-1252 whatever their header says, e.g. #6130) are decoded as cp1252, else
   Latin-1.  The encoding used is in the document's metadata.  Line endings become ``\\n``.
-* Divisions are heading lines ``BOOK <n>`` and ``CHAPTER <n>`` (``n`` a Roman numeral, digits
-  or English words such as ``THE FIRST``), optionally followed by a title.  Table-of-contents
+* Divisions are heading lines ``BOOK <n>``, ``PART <n>`` (read as a book) and ``CHAPTER <n>``
+  (``n`` a Roman numeral, digits or English words such as ``THE FIRST``), optionally followed
+  by a title; in a text with none of these, lines holding only a numeral (``IV.``, ``12``)
+  between blank lines are chapters when they run 1, 2, 3 ….  Table-of-contents
   entries are not divisions: a heading line next to another heading of the same kind, or one
   followed by (almost) no text before the next heading of the same or a higher level, is
   ignored.  Text before the first division is ``front``; after the last division, a
@@ -20,11 +22,16 @@ For each file:
 * Each division is chunked on its own (a chunk never spans two divisions).  Node ids:
   ``pg174:ch01:0003``, ``pg6130:b01:0000``, ``pgN:b02:ch03:0000`` (both), ``pgN:front:0000``,
   ``pgN:back:0000``, ``pgN:body:0000``.  Node metadata: ``book`` and/or ``chapter`` (ints),
-  ``author``, ``division`` (the id segment) and ``chunk``.
+  ``author``, ``division`` (the id segment), ``chunk`` and ``part`` (``body``, or the apparatus
+  it belongs to: ``contents``, ``front``, ``argument``, ``back``, ``notes``, ``index``; see
+  :mod:`excerpt.ingest.book_parts`).
 
 Node ``start``/``end`` are offsets into the document's body text (decoded, newline-normalised,
 boilerplate stripped), not into a division; ``node.text == body[start:end]``.
-A file without a START marker is not a Gutenberg book: :class:`CorpusError`.
+A file without a START marker is a book saved without the Gutenberg frame (a translation kept
+as plain text): its whole text is the body (up to an END line if one is left), the title, author
+and translator come from its first lines, the id from ``pgN`` in the file name or the file stem,
+and the document's metadata says ``frame: none``.  It is divided and marked like a framed book.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from excerpt.ingest._common import (
     walk_files,
 )
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.book_parts import part_of, part_spans
 from excerpt.ingest.chunking import chunk_spans
 from excerpt.types import Document, Node
 
@@ -53,6 +61,7 @@ __all__ = [
     "GutenbergBook",
     "find_divisions",
     "load_gutenberg",
+    "looks_like_book",
     "looks_like_gutenberg",
     "parse_gutenberg",
     "parse_heading",
@@ -72,7 +81,9 @@ _HEADER_OF = re.compile(
     r"Project Gutenberg(?:'s|’s)? E-?(?:Book|Text) of (.+?)(?:, by (.+))?$", re.I
 )
 
-_HEADING = re.compile(r"^[ \t]*(BOOK|Book|CHAPTER|Chapter)[ \t]+(\S.*?)[ \t]*$")
+_HEADING = re.compile(r"^[ \t]*(BOOK|Book|CHAPTER|Chapter|PART|Part)[ \t]+(\S.*?)[ \t]*$")
+# A chapter numbered by a lone numeral ("IV.", "12"), used only in a text with no named heading
+_BARE = re.compile(r"^[ \t]*([IVXLC]{1,7}|\d{1,3})\.?[ \t]*$")
 _WORD = re.compile(r"[^\s.:;,—–()\[\]-]+")
 _ROMAN = re.compile(r"^M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})$")
 _BACK = re.compile(
@@ -81,6 +92,11 @@ _BACK = re.compile(
     re.I,
 )
 _MAX_HEADING_CHARS = 80
+_TITLE_LINES = 40  # a plain book's title, author and translator are read from its first lines
+_MAX_TITLE_CHARS = 120
+_BY = re.compile(r"^by[ \t]+(\S.{0,80})$", re.I)
+_TRANSLATED_BY = re.compile(r"^(?:translated|rendered into English)[ \t]+by[ \t]+(\S.{0,80})$",
+                            re.I)
 _MIN_BODY_CHARS = 150  # a "division" with less text than this before the next one is a TOC line
 _LEVEL = {"book": 2, "chapter": 1}
 
@@ -109,6 +125,7 @@ class GutenbergBook:
     release_date: str | None
     encoding: str
     body: str
+    framed: bool = True  # False: a plain-text book, no Gutenberg header or START line
 
 
 @dataclass(frozen=True)
@@ -162,6 +179,21 @@ def looks_like_gutenberg(path: Path, sniff_bytes: int = 65536) -> bool:
     return bool(_START.search(text) or _SMALL_PRINT_END.search(text))
 
 
+def looks_like_book(path: Path, max_bytes: int = 16 << 20) -> bool:
+    """True when the text is divided into at least two books, parts or chapters (a book saved
+    without the Gutenberg frame); files past ``max_bytes`` are not read."""
+    try:
+        if path.stat().st_size > max_bytes:
+            return False
+        data = strip_bom(path.read_bytes())
+    except OSError:
+        return False
+    if b"\x00" in data[:8192]:
+        return False
+    divisions = find_divisions(normalize_newlines(_decode(data)[0]))
+    return sum(d.key not in ("front", "back", "body") for d in divisions) >= 2
+
+
 def parse_gutenberg(path: Path) -> GutenbergBook:
     """Decode ``path``, split header/body/licence, read the header fields."""
     data = strip_bom(path.read_bytes())
@@ -171,10 +203,7 @@ def parse_gutenberg(path: Path) -> GutenbergBook:
     text = normalize_newlines(text)
     start = _START.search(text) or _SMALL_PRINT_END.search(text)
     if start is None:
-        raise CorpusError(
-            f"{path} is not a Project Gutenberg book: no '*** START OF THE PROJECT GUTENBERG "
-            "EBOOK … ***' line; load it with the text format instead"
-        )
+        return _plain_book(path, text, encoding)
     body_start = start.end() + 1 if start.end() < len(text) else start.end()
     ends = [
         m.start()
@@ -202,6 +231,34 @@ def parse_gutenberg(path: Path) -> GutenbergBook:
         encoding=encoding,
         body=body,
     )
+
+
+def _plain_book(path: Path, text: str, encoding: str) -> GutenbergBook:
+    """A book saved without the Gutenberg frame (no header, no START line): the whole text is
+    the body, up to an END line if one was left; title, author and translator from its first
+    lines ("The Iliad" / "by Homer" / "Translated by Alexander Pope")."""
+    end = _END.search(text) or _END_LINE.search(text)
+    body = text[: end.start()] if end else text
+    if not body.strip():
+        raise CorpusError(f"{path} holds no text")
+    head = [line.strip() for line in body.split("\n")[:_TITLE_LINES] if line.strip()]
+    title = next((line for line in head if len(line) <= _MAX_TITLE_CHARS), None)
+    number = _FILE_NO.match(path.name)
+    return GutenbergBook(
+        ebook=f"pg{int(number.group(1))}" if number else path.stem,
+        title=title or path.stem,
+        author=_by_line(head, _BY),
+        translator=_by_line(head, _TRANSLATED_BY),
+        release_date=None,
+        encoding=encoding,
+        body=body,
+        framed=False,
+    )
+
+
+def _by_line(lines: list[str], pattern: re.Pattern[str]) -> str | None:
+    m = next((m for m in map(pattern.match, lines) if m), None)
+    return m.group(1).strip(" ,.") if m else None
 
 
 def _decode(data: bytes) -> tuple[str, str]:
@@ -239,6 +296,8 @@ def _emit(
         "file": file_name,
         "divisions": sum(d.key not in ("front", "back", "body") for d in divisions),
     }
+    if not book.framed:
+        doc_meta["frame"] = "none"
     for key, value in (
         ("author", book.author),
         ("translator", book.translator),
@@ -251,12 +310,15 @@ def _emit(
     classes = labels(options.classification_labels)
     # A repeated division key continues its numbering, so ids stay unique.
     counters: dict[str, int] = {}
+    parts = part_spans(book.body, [(d.key, d.start, d.end) for d in divisions])
     for div in divisions:
         piece = book.body[div.start : div.end]
         for span in chunk_spans(piece, options.chunk_chars, options.overlap_chars):
             i = counters.get(div.key, 0)
             counters[div.key] = i + 1
-            meta: dict[str, Any] = {"division": div.key, "chunk": i}
+            core = div.start + span.core_start, div.start + span.end
+            meta: dict[str, Any] = {"division": div.key, "chunk": i,
+                                    "part": part_of(parts, *core)}
             if div.book is not None:
                 meta["book"] = div.book
             if div.chapter is not None:
@@ -320,7 +382,9 @@ def parse_heading(line: str) -> tuple[str, int] | None:
     m = _HEADING.match(line)
     if m is None:
         return None
-    kind, rest = m.group(1).lower(), m.group(2)
+    # PART is the top division, as BOOK is ("Part One" / "Book the First"); "in part 2" is
+    # read as book 2 by ask (the ``part`` key names the apparatus, see ingest/book_parts.py)
+    kind, rest = m.group(1).lower().replace("part", "book"), m.group(2)
     words = list(_WORD.finditer(rest))
     if not words or words[0].start() != 0:
         return None
@@ -347,6 +411,9 @@ def find_divisions(body: str) -> list[_Division]:
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
     parsed = {i: h for i, line in enumerate(lines) if (h := parse_heading(line)) is not None}
+    bare = not parsed
+    if bare:
+        parsed = _bare_headings(lines)
 
     def neighbour_same_kind(i: int) -> bool:
         return any(parsed.get(j, ("", 0))[0] == parsed[i][0] for j in (i - 1, i + 1))
@@ -364,7 +431,9 @@ def find_divisions(body: str) -> list[_Division]:
         if prefix[nxt] - prefix[i + 1] >= _MIN_BODY_CHARS:
             kept.append(i)
     kept.reverse()
-    if not kept:
+    numbers = [parsed[i][1] for i in kept]
+    if not kept or (bare and (len(kept) < 2 or numbers != list(range(1, len(kept) + 1)))):
+        # lone numerals count only as a run 1, 2, 3 … (not page, verse or footnote numbers)
         return [_Division("body", 0, len(body))]
 
     starts: list[tuple[int, str, int | None, int | None]] = []
@@ -384,6 +453,21 @@ def find_divisions(body: str) -> list[_Division]:
     for k, (i, key, b, ch) in enumerate(starts):
         end = offsets[starts[k + 1][0]] if k + 1 < len(starts) else len(body)
         out.append(_Division(key, offsets[i], end, b, ch))
+    return out
+
+
+def _bare_headings(lines: list[str]) -> dict[int, tuple[str, int]]:
+    """Lines holding only a numeral ("IV.", "12") with a blank line on each side: chapters."""
+    out: dict[int, tuple[str, int]] = {}
+    for i, line in enumerate(lines):
+        m = _BARE.match(line)
+        if m is None or (i > 0 and lines[i - 1].strip()):
+            continue
+        if i + 1 < len(lines) and lines[i + 1].strip():
+            continue
+        value = int(m.group(1)) if m.group(1).isdigit() else roman_to_int(m.group(1))
+        if value:
+            out[i] = ("chapter", value)
     return out
 
 

@@ -182,10 +182,12 @@ def test_cp1252_book_is_decoded(tmp_path: Path) -> None:
     assert any("Achilles’ wrath" in n.text for n in corpus.nodes)
 
 
-def test_not_a_gutenberg_book(tmp_path: Path) -> None:
+def test_bad_files(tmp_path: Path) -> None:
+    # a file without the frame is a plain book now (test_gutenberg_plain.py), not refused
     f = _write(tmp_path / "plain.txt", "Just some text.\n\nCHAPTER I.\n\nMore.")
-    with pytest.raises(CorpusError, match=r"plain.txt is not a Project Gutenberg book"):
-        load_gutenberg([f], LoadOptions())
+    assert load_gutenberg([f], LoadOptions()).documents[0].metadata["frame"] == "none"
+    with pytest.raises(CorpusError, match="holds no text"):
+        load_gutenberg([_write(tmp_path / "blank.txt", "\n \n")], LoadOptions())
     with pytest.raises(CorpusError, match="binary"):
         load_gutenberg([_write(tmp_path / "bin.txt", "\x00\x01")], LoadOptions())
     empty = _write(tmp_path / "pg3.txt", (HEADER + "\n\n" + FOOTER).replace("{which}", "THE"))
