@@ -56,6 +56,9 @@ class Settings:
     ask_doc_limit: int = _setting(
         10, "ask: passages that reach composition (the reranker narrows to this many).")
     ask_max_quotes: int = _setting(4, "ask: quotes listed at most.")
+    ask_exclude_parts: tuple[str, ...] = _setting(
+        ("header", "licence", "contents", "index", "front", "back", "notes"),
+        "ask: book apparatus (node metadata 'part') left out of answers; search still finds it.")
     reranker: str = _setting(
         "none", "ask: reranker by name (none, features, late-interaction, cross-encoder:PATH).")
     mmr_lambda: float = _setting(

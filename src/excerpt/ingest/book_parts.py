@@ -196,11 +196,12 @@ def book_scope(scope: Mapping[str, Any]) -> dict[str, Any]:
 def without_parts(search: Callable[[int], Sequence[_Hit]], k: int,
                   excluded: frozenset[str]) -> list[_Hit]:
     """The ``k`` best hits of ``search(n)`` (the ``n`` best) whose node is not in an excluded
-    part: it asks for 2k, then 8k … while excluded hits crowd the list, so apparatus neither
-    fills the answer nor leaves it empty-handed."""
+    part: it asks for k, then 4k, 16k … while excluded hits crowd the list, so apparatus
+    neither fills the answer nor leaves it empty-handed (a corpus without apparatus costs one
+    search of k, as before)."""
     if not excluded:
         return list(search(k))
-    fetch = 2 * k
+    fetch = k
     while True:
         hits = search(fetch)
         kept = [h for h in hits if not _excluded(h.node.metadata.get("part"), excluded)]

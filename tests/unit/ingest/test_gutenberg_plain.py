@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -45,11 +45,12 @@ def test_a_stripped_shared_book_keeps_its_structure(
         "\n")[0]
 
 
-def _structure(meta: dict[str, object]) -> tuple[object, ...]:
+def _structure(meta: Mapping[str, object]) -> tuple[object, ...]:
     return tuple(meta.get(k) for k in ("book", "chapter", "division", "part"))
 
 
-def _plain(headings: list[str], front: str = "A TALE\n\nby Ann Author\n\nTranslated by Bo Ng") -> str:
+def _plain(headings: list[str],
+           front: str = "A TALE\n\nby Ann Author\n\nTranslated by Bo Ng") -> str:
     para = "She walked along the river and thought of the town she had left behind. " * 4
     return front + "".join(f"\n\n\n{h}\n\n\n{para}\n\n{para}" for h in headings) + "\n"
 
