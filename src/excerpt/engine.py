@@ -24,7 +24,6 @@ from excerpt.analyze import analyze, detect_language
 from excerpt.catalogue import Catalogue
 from excerpt.compose.ask import OVERFETCH_FACTOR, AskOptions, AskPipeline, AskResult
 from excerpt.compose.composer import Passage
-from excerpt.compose.extract import view_embed
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import InputError, StoreError
 from excerpt.graph.expand import GraphLimits, GraphResult, expand
@@ -47,6 +46,7 @@ from excerpt.retrieve.access import Access, access_for
 from excerpt.retrieve.citations import pin_named
 from excerpt.retrieve.dense import QueryEmbedder
 from excerpt.retrieve.fusion import blend, rrf
+from excerpt.retrieve.lexical import query_weights
 from excerpt.retrieve.view import Candidate, View
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
@@ -222,8 +222,8 @@ class Engine:
         tokens = analyze(query, language)
         plan = understand(query, language, self.settings.query_lexicon)
         timings.update(plan.timings_ms)
-        weights = plan.weights(tokens, lambda t: analyze(t, language),
-                               self.settings.expansion_weight)
+        weights = query_weights(tokens, [analyze(t, language) for t in plan.expanded_terms],
+                                self.settings.expansion_weight)
         top, k_reason = self._top_k(k, plan.top_k)
         if mode != "bm25":
             for model in sorted({m for p in view.parts if (m := p.info.embed_model)}):
@@ -320,8 +320,7 @@ class Engine:
         pipeline = AskPipeline(
             search, chosen,
             lambda q: self.access.idf_weights(view, analyze(q, detect_language(q))),
-            vectors if mode != "bm25" else None, llm, detect_language,
-            lambda q: view_embed([p.info.embed_model for p in view.parts], self._warm_embedder, q))
+            vectors if mode != "bm25" else None, llm, detect_language)
         return pipeline.run(question, options, explain, record)
 
     def _rerank(self, view: View, query: str, ranked: list[Candidate], top: int, name: str,
