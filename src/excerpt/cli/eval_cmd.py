@@ -16,10 +16,14 @@ from excerpt.cli.main import (
     principal_options,
     progress_bar,
 )
+from excerpt.errors import InputError
+from excerpt.evaluate.qa_report import qa_lines
 from excerpt.evaluate.runs import principal_label
 from excerpt.types import SEARCH_MODES, Principal
 
 BEIR_K = 100
+BEIR_SPLITS = ("test", "train", "dev")
+QA_SPLITS = ("tune", "heldout", "all")
 
 
 GATE_FAILED = 3  # exit status when a --fail-under bar is not met (1: an error)
@@ -44,8 +48,9 @@ def eval_group() -> None:
 
 @eval_group.command("run")
 @click.argument("dataset", type=click.Path(exists=True, path_type=Path))
-@click.option("--split", type=click.Choice(["test", "train", "dev"]), default="test",
-              show_default=True, help="BEIR split (BEIR folders only).")
+@click.option("--split", type=click.Choice([*BEIR_SPLITS, *QA_SPLITS]), default=None,
+              help="BEIR split (test, train, dev; default test) or the questions of a QA "
+                   "file to ask (tune, heldout, all; default all).")
 @click.option("--collection", default=None,
               help="Default: beir-<folder name>, or the scenario file's 'collection'.")
 @click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True)
@@ -60,35 +65,48 @@ def eval_group() -> None:
 @click.option("--fail-under", "fail_under", default=None, metavar="METRIC=V[,METRIC=V]",
               help=f"Exit {GATE_FAILED} when a metric is below its bar "
                    "(e.g. ndcg@10=0.70,recall@100=0.90).")
+@click.option("--llm/--no-llm", default=True, show_default=True,
+              help="QA files: answer with the LLM EXCERPT_LLM_URL configures, if any (the run "
+                   "records which answered).")
 @click.option("--no-progress", is_flag=True)
 @principal_options
 @json_option
 @click.pass_context
 @handles_errors
-def eval_command(ctx: click.Context, dataset: Path, split: str, collection: str | None,
+def eval_command(ctx: click.Context, dataset: Path, split: str | None, collection: str | None,
                  mode: str, k: int | None, rerank: str | None, report_dir: Path | None,
-                 fail_under: str | None, no_progress: bool, acl_tags: tuple[str, ...],
+                 fail_under: str | None, llm: bool, no_progress: bool,
+                 acl_tags: tuple[str, ...],
                  clearances: tuple[str, ...], all_access: bool) -> None:
     """Score retrieval on DATASET: a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv;
     ingested when absent or changed) -> nDCG@10, recall, MRR, latency per stage; or a scenario
     file (.yaml/.json: query, gold ids, reference answer; see
     examples/regulations/scenarios.yaml) over an ingested collection -> contextual recall,
-    faithfulness, answer relevancy. Queries run as the principal the options give (anonymous
-    by default), which the output and the stored run name. The run is kept in the store
-    (`excerpt eval runs`)."""
+    faithfulness, answer relevancy; or a QA file (`kind: qa`: questions, the facts an answer
+    must state, gold ids, answerable or not, tune/heldout split; see bench/qa/) asked through
+    `excerpt ask` -> facts stated, gold recall, citation precision, verbatim quotes, citation
+    numbering, abstention, latency per stage. Queries run as the principal the options give
+    (anonymous by default), which the output and the stored run name. The run is kept in the
+    store (`excerpt eval runs`)."""
+    from excerpt.evaluate.qa import is_qa_file
     from excerpt.evaluate.runs import failed_gates, parse_gates, run_record
     from excerpt.evaluate.scenarios import is_scenario_file
 
     gates = parse_gates(fail_under) if fail_under else {}
     engine = ctx.obj["engine"]
     principal = make_principal(acl_tags, clearances, all_access)
+    qa = is_qa_file(dataset)
+    _check_split(split, qa)
     with progress_bar(not no_progress) as update:
-        if is_scenario_file(dataset):
+        if qa:
+            kind, report = "qa", _qa(ctx, dataset, collection, mode, k, update, rerank,
+                                     principal, split or "all", llm)
+        elif is_scenario_file(dataset):
             kind, report = "scenarios", _scenarios(ctx, dataset, collection, mode, k, update,
                                                    rerank, principal)
         else:
-            kind, report = "beir", _beir(ctx, dataset, split, collection, mode, k, update,
-                                         rerank, principal)
+            kind, report = "beir", _beir(ctx, dataset, split or "test", collection, mode, k,
+                                         update, rerank, principal)
     record = run_record(kind, dataset, report, engine.settings)
     report = {"run_id": engine.store.save_eval_run(record),
               **{key: v for key, v in report.items() if key != "per_query"}}
@@ -98,12 +116,45 @@ def eval_command(ctx: click.Context, dataset: Path, split: str, collection: str 
         report["report"] = str(write_report([engine.store.eval_run(report["run_id"])],
                                             report_dir))
     failed = failed_gates(record["summary"], gates)
-    human = _scenario_lines(report) if kind == "scenarios" else _beir_line(report)
+    human = {"scenarios": _scenario_lines, "qa": qa_lines}.get(kind, _beir_line)(report)
     emit(ctx, {**report, **({"gates_failed": failed} if gates else {})},
          lambda: click.echo(human))
     if failed:
         click.echo("excerpt: below the bar: " + "; ".join(failed), err=True)
         ctx.exit(GATE_FAILED)
+
+
+def _check_split(split: str | None, qa: bool) -> None:
+    if split is None:
+        return
+    if qa and split not in QA_SPLITS:
+        raise InputError(f"--split {split}: a QA file's splits are {', '.join(QA_SPLITS)}")
+    if not qa and split not in BEIR_SPLITS:
+        raise InputError(f"--split {split}: only QA files have it (BEIR: "
+                         f"{', '.join(BEIR_SPLITS)})")
+
+
+def _qa(ctx: click.Context, path: Path, collection: str | None, mode: str, k: int | None,
+        update: Any, rerank: str | None, principal: Principal, split: str,
+        llm: bool) -> dict[str, Any]:
+    from excerpt.compose.ask import AskOptions
+    from excerpt.evaluate.qa import evaluate_qa, load_qa
+
+    engine = ctx.obj["engine"]
+    settings = engine.settings
+    options = AskOptions(k or settings.ask_doc_limit, None, settings.ask_max_quotes, None,
+                         settings.answer_min_coverage)
+    return evaluate_qa(engine, load_qa(path), collection, mode, options,  # type: ignore[arg-type]
+                       rerank or settings.reranker, principal, split,
+                       _llm_client() if llm else None, update)
+
+
+def _llm_client() -> Any:
+    """The client EXCERPT_LLM_URL / _MODEL / _KEY configure, or None (extractive)."""
+    from excerpt.compose.llm import LLMClient, LLMConfig
+
+    config = LLMConfig.from_env()
+    return LLMClient(config) if config else None
 
 
 def _beir(ctx: click.Context, folder: Path, split: str, collection: str | None, mode: str,
@@ -168,6 +219,7 @@ def eval_runs(ctx: click.Context) -> None:
         for r in runs:
             s = r["summary"]
             main = (f"nDCG@10 {s['ndcg@10']:.4f}" if "ndcg@10" in s
+                    else f"stated {s.get('fact_stated') or 0:.3f}" if r["kind"] == "qa"
                     else f"recall {s.get('context_recall', 0):.3f}")
             click.echo(f"#{r['id']:<4} {r['created_at'][:19]}  {r['kind']:<9} {r['mode']:<8} "
                        f"{r['collection']:<20} {main}  {Path(r['dataset']).name}  "

@@ -9,7 +9,8 @@ timings and top hits. Reports (evaluate/report.py) and comparisons (evaluate/com
 runs back from the store.
 
 A gate is ``METRIC=VALUE[,METRIC=VALUE...]`` (``ndcg@10=0.70,recall@100=0.90``): the run fails
-it when a metric of its summary is below its bar.
+it when a metric of its summary is below its bar. A QA run's metric of one split or corpus is
+``SPLIT.METRIC`` (``heldout.fact_stated=0.8``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,15 @@ from excerpt.settings import Settings
 
 SUMMARY_KEYS = ("queries", "scenarios", "ndcg@10", "recall@10", "recall@100", "mrr@10",
                 "context_recall", "gold_recall", "faithfulness", "answer_relevancy",
-                "latency_ms")
-PER_ITEM = {"beir": "per_query", "scenarios": "per_scenario"}
+                "latency_ms",
+                # QA runs (evaluate/qa.py)
+                "questions", "answerable", "unanswerable", "answerer", "llm_model",
+                "llm_answers", "fact_stated", "fact_in_quotes", "gold_recall@k",
+                "gold_in_quotes", "citation_precision", "quotes_verbatim",
+                "quotes_verbatim_spaces", "citation_numbering", "cautious_precision",
+                "cautious_recall", "cautious_on_answerable", "abstention_accuracy",
+                "by_split", "by_corpus")
+PER_ITEM = {"beir": "per_query", "scenarios": "per_scenario", "qa": "per_question"}
 
 
 def git_commit() -> str | None:
@@ -45,7 +53,8 @@ def git_commit() -> str | None:
 
 def run_record(kind: str, dataset: Path, report: Mapping[str, Any],
                settings: Settings) -> dict[str, Any]:
-    """What the store keeps of one evaluation (``kind``: "beir" or "scenarios")."""
+    """What the store keeps of one evaluation (``kind``: "beir", "scenarios" or "qa"; a QA
+    run also keeps who answered: "extractive" or "llm:<model>")."""
     return {
         "kind": kind,
         "dataset": str(dataset.resolve()),
@@ -55,6 +64,7 @@ def run_record(kind: str, dataset: Path, report: Mapping[str, Any],
         "mode": report["mode"],
         "principal": dict(report["principal"]),
         "settings": {"k": report["k"], "reranker": report.get("reranker", "none"),
+                     **({"answerer": report["answerer"]} if "answerer" in report else {}),
                      **dataclasses.asdict(settings)},
         "version": version("excerpt"),
         "git_commit": git_commit(),
@@ -93,10 +103,27 @@ def failed_gates(summary: Mapping[str, Any], gates: Mapping[str, float]) -> list
     """One line per metric below its bar; InputError for a metric the run does not have."""
     failed = []
     for name, bar in gates.items():
-        if name not in summary or not isinstance(summary[name], int | float):
-            known = ", ".join(k for k, v in summary.items() if isinstance(v, int | float))
+        value = _metric(summary, name)
+        if value is None:
+            known = ", ".join(k for k, v in summary.items()
+                              if isinstance(v, int | float) and not isinstance(v, bool))
             raise InputError(f"--fail-under: this evaluation has no metric {name!r} "
                              f"(it has {known})")
-        if float(summary[name]) < bar:
-            failed.append(f"{name} {float(summary[name]):.4f} < {bar}")
+        if value < bar:
+            failed.append(f"{name} {value:.4f} < {bar}")
     return failed
+
+
+def _metric(summary: Mapping[str, Any], name: str) -> float | None:
+    """A summary metric by name; a QA run's ``GROUP.METRIC`` (``heldout.fact_stated``,
+    ``books.gold_recall@k``) reads it from the split or corpus of that name."""
+    value = summary.get(name)
+    if value is None and "." in name:
+        group, _, metric = name.partition(".")
+        for groups in (summary.get("by_split") or {}, summary.get("by_corpus") or {}):
+            if isinstance(groups.get(group), Mapping):
+                value = groups[group].get(metric)
+                break
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
