@@ -24,6 +24,7 @@ from excerpt.analyze import analyze, detect_language
 from excerpt.catalogue import Catalogue
 from excerpt.compose.ask import OVERFETCH_FACTOR, AskOptions, AskPipeline, AskResult
 from excerpt.compose.composer import Passage
+from excerpt.compose.extract import view_embed
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import InputError, StoreError
 from excerpt.graph.expand import GraphLimits, GraphResult, expand
@@ -320,7 +321,8 @@ class Engine:
         pipeline = AskPipeline(
             search, chosen,
             lambda q: self.access.idf_weights(view, analyze(q, detect_language(q))),
-            vectors if mode != "bm25" else None, llm, detect_language)
+            vectors if mode != "bm25" else None, llm, detect_language,
+            lambda q: view_embed([p.info.embed_model for p in view.parts], self._warm_embedder, q))
         return pipeline.run(question, options, explain, record)
 
     def _rerank(self, view: View, query: str, ranked: list[Candidate], top: int, name: str,

@@ -121,7 +121,8 @@ def _strings(value: Any, where: str, field: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise InputError(f"{where}: {field} must be a list of non-empty strings")
+        raise InputError(f"{where}: {field} must be a list of non-empty strings "
+                         "(quote numbers: \"1.50\")")
     return tuple(value)
 
 
