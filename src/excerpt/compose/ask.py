@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from excerpt.compose.composer import ComposedAnswer, Passage, compose
+from excerpt.compose.composer import MIN_CONFIDENCE, ComposedAnswer, Passage, compose
+from excerpt.compose.extract import Embed
 from excerpt.compose.grounding import concepts as offline_concepts
 from excerpt.compose.grounding import scope as question_scope
 from excerpt.provenance.prov import Candidate, ExplainCallback, ProvenanceRecorder
@@ -44,7 +45,7 @@ class AskOptions:
     fetch_limit: int | None = None
     max_quotes: int = 4
     mmr_lambda: float | None = None
-    min_coverage: float = 0.5
+    min_confidence: float = MIN_CONFIDENCE
 
 
 def fetch_count(doc_limit: int, fetch_limit: int | None, reranking: bool) -> int:
@@ -100,6 +101,8 @@ class AskPipeline:
     vectors: Callable[[Sequence[Passage]], Any] | None = None
     llm: Any = None  # a ChatClient (excerpt.compose.synthesis) or None
     detect: Callable[[str], str] | None = None
+    embed: Callable[[str], Embed | None] | None = None
+    """question -> a sentence embedder for it (the collection's model), or None."""
 
     def run(self, question: str, options: AskOptions | None = None,
             explain: ExplainCallback | None = None, record: bool = False) -> AskResult:
@@ -124,8 +127,9 @@ class AskPipeline:
         documents = self._diversify(documents, options, timings)
         t = time.perf_counter()
         composed = compose(question, documents, language, options.max_quotes,
-                           options.min_coverage,
-                           self.weights(question) if self.weights else None)
+                           options.min_confidence,
+                           self.weights(question) if self.weights else None,
+                           self.embed(question) if self.embed else None)
         synthesis = self._synthesize(question, composed, language, timings)
         if synthesis and synthesis.get("answer"):
             composed = replace(composed, answer=synthesis["answer"])

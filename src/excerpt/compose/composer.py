@@ -1,27 +1,24 @@
-"""Extractive composition (seed 000): quotes, a short answer whose sentences cite them, citations.
+"""Extractive composition (seed 000, issue 16): an answer made of the source's own sentences,
+each followed by the number of the passage it comes from, the quotes and the citations.
 
-Given the question and the passages that reached composition (best first):
-
-1. **Quotes** are the passages' sentences (or short passages) that best match the question,
-   diverse (:func:`excerpt.compose.quotes.select_quotes`): a pool of ``POOL_QUOTES`` (8) is
-   drawn; the ones the answer cites are listed, then the best others, ``max_quotes`` in all,
-   numbered 1..n in pool order.
-2. **The answer** is 2–4 sentences, one per cited quote, each followed by its quote's marker.
-   The quotes' sentences are scored by how much of the question they cover (idf-weighted) plus
-   a bonus for length (up to 35 words). The best sentence of each of the best quotes opens an
-   answer sentence until the answer reaches ``TARGET_WORDS`` (100) words or four sentences;
-   while it is shorter, the best other sentences of the cited quotes join their quote's answer
-   sentence with a semicolon (three at most); nothing takes it past ``MAX_WORDS`` (160). Every
-   answer sentence is made of its quote's own sentences, so it shares all its content words
-   with the quote it cites (seed 000's attribution check asks for two).
-3. **Caution**: when no passage covers at least ``min_coverage`` of the question's key tokens
-   (the relevance threshold: :func:`excerpt.compose.grounding.key_tokens`, the analyzer tokens
-   without the words that only frame a question, weighted by idf when the engine gives weights;
-   comparable across search modes, unlike raw scores), the answer opens with "Based on the
-   available passages, the closest the text comes is:" (or its Korean counterpart) and still
-   quotes the best candidates.
-4. **Citations** map each n to its node: id, title, source and metadata (book, chapter,
-   article …).
+1. **Sentences** (:mod:`excerpt.compose.extract`): the passages' sentences scored against the
+   question (semantic similarity in the collection's embedder, idf-weighted coverage, the
+   question's focus and type), chosen with MMR and put in reading order; the first one is the
+   best answer.
+2. **The answer** is those sentences, each followed by its marker ``[n]``. A sentence is
+   shown on one line (the runs of white space of a hard-wrapped text made one space: display
+   only); otherwise it is the stored text's, end punctuation included. Nothing is joined,
+   shortened or reworded.
+3. **Numbers and citations**: one number per node, in order of first appearance in the answer
+   (1..n, no gaps); several sentences of one node share its number. Every citation listed is
+   cited, and no node has two numbers.
+4. **Quotes**: one per cited node, numbered as its citation: the exact span of the node's
+   stored text from its first cited sentence to its last (``quote.text in node.text``).
+5. **Caution**: ``confidence`` (the best sentence's content match,
+   :func:`excerpt.compose.extract.confidence`) below ``min_confidence`` (calibrated on the
+   tune half of the QA set; ``bench/qa.py``) makes the answer open with "Based on the
+   available passages, they do not answer this directly; the closest the text comes is:" (or
+   its Korean counterpart); the best candidates are still given and listed.
 """
 
 from __future__ import annotations
@@ -30,29 +27,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from excerpt.compose.extract import Embed, Sentence, candidates, confidence, reading_order, score
+from excerpt.compose.extract import select as select_sentences
 from excerpt.compose.grounding import key_tokens
-from excerpt.compose.quotes import Quote, content_tokens, coverage, select_quotes
-from excerpt.compose.sentences import split_sentences
+from excerpt.compose.question import shape
+from excerpt.compose.quotes import Quote
+from excerpt.compose.sentences import one_line
 from excerpt.types import Node
 
-TARGET_WORDS = 100
-MIN_WORDS = 80
-MAX_WORDS = 160
-MAX_SENTENCES = 4
-MAX_FUSED = 3
-MIN_COVERAGE = 0.5
-MIN_ANSWER_TOKENS = 3
-LENGTH_BONUS = 0.5
-LONG_WORDS = 35
+MIN_CONFIDENCE = 0.5
 DEFAULT_MAX_QUOTES = 4
-POOL_QUOTES = 8
 NO_ANSWER = {
     "en": "The available passages do not answer this question.",
     "ko": "제공된 문서에서 이 질문에 대한 답을 찾지 못했습니다.",
 }
 CAUTION = {
-    "en": "Based on the available passages, the closest the text comes is:",
-    "ko": "제공된 문서에서 질문에 가장 가까운 내용은 다음과 같습니다:",
+    "en": "Based on the available passages, they do not answer this directly; the closest the "
+          "text comes is:",
+    "ko": "제공된 문서로는 이 질문에 바로 답할 수 없으며, 가장 가까운 내용은 다음과 같습니다:",
 }
 
 
@@ -84,8 +76,9 @@ class ComposedAnswer:
     cautious: bool
     quotes: list[Quote]
     citations: list[Citation]
-    sentences: list[tuple[str, int]] = field(default_factory=list)  # (text, quote n)
-    coverage: float = 0.0
+    sentences: list[tuple[str, int]] = field(default_factory=list)  # (text, citation n)
+    confidence: float = 0.0
+    features: dict[str, float] = field(default_factory=dict)  # the best sentence's
 
     def quotes_json(self) -> list[dict[str, Any]]:
         by_id = {c.node_id: c for c in self.citations}
@@ -94,115 +87,56 @@ class ComposedAnswer:
                 for n, q in enumerate(self.quotes, start=1)]
 
 
-def _words(text: str) -> int:
-    return len(text.split())
+def _numbers(ordered: Sequence[Sentence]) -> dict[str, int]:
+    """One number per node, in order of first appearance: 1..n without gaps."""
+    numbers: dict[str, int] = {}
+    for sentence in ordered:
+        numbers.setdefault(sentence.node.id, len(numbers) + 1)
+    return numbers
 
 
-@dataclass(frozen=True)
-class _Sentence:
-    text: str
-    n: int  # the quote it comes from
-    position: int
-    words: int
-    score: float
+def _quotes(ordered: Sequence[Sentence], numbers: Mapping[str, int]) -> list[Quote]:
+    """One quote per cited node, in number order: its stored text from the first cited
+    sentence to the last (an exact substring of the node)."""
+    quotes = []
+    for node_id in numbers:
+        group = [s for s in ordered if s.node.id == node_id]
+        start, end = min(s.start for s in group), max(s.end for s in group)
+        quotes.append(Quote(node_id, group[0].node.text[start:end],
+                            max(s.score for s in group), group[0].rank))
+    return quotes
 
 
-def _sentence_pool(quotes: Sequence[Quote], wanted: frozenset[str],
-                   weights: Mapping[str, float] | None) -> list[_Sentence]:
-    """Every sentence of the quotes that says something (MIN_ANSWER_TOKENS content tokens),
-    scored by its weighted coverage of the question plus a bonus for length up to LONG_WORDS
-    (the answer wants 2-4 sentences of about 100-140 words, so long sentences serve it best)."""
-    pool = []
-    for n, quote in enumerate(quotes, start=1):
-        for i, text in enumerate(split_sentences(quote.text)):
-            tokens = set(content_tokens(text))
-            if len(tokens) < MIN_ANSWER_TOKENS:
-                continue
-            size = _words(text)
-            length = min(size, LONG_WORDS) / LONG_WORDS
-            score = coverage(wanted, tokens, weights) + LENGTH_BONUS * length
-            pool.append(_Sentence(text, n, i, size, score))
-    return sorted(pool, key=lambda s: (-s.score, s.n, s.position))
-
-
-def _answer_sentences(pool: Sequence[_Sentence], max_quotes: int,
-                      words: int = 0) -> list[_Sentence]:
-    """Answer sentences, one per cited quote. First the best sentence of each quote, best first,
-    while fewer than MAX_SENTENCES quotes (and ``max_quotes``) are cited; then, while the answer
-    is under TARGET_WORDS, the best other sentences of the cited quotes join their quote's
-    answer sentence (with a semicolon, MAX_FUSED at most). Never past MAX_WORDS; answer
-    sentences come out in quote order. ``words``: already used (a preamble)."""
-    groups: dict[int, list[_Sentence]] = {}
-    used: set[str] = set()
-    for sentence in pool:
-        if len(groups) == min(MAX_SENTENCES, max_quotes) or (
-                words >= TARGET_WORDS and len(groups) >= 2):
-            break
-        fits = not groups or words + sentence.words + 1 <= MAX_WORDS
-        if sentence.n not in groups and sentence.text not in used and fits:
-            groups[sentence.n] = [sentence]
-            used.add(sentence.text)  # overlapping quotes share sentences: say each once
-            words += sentence.words + 1  # and its [n] marker
-    for sentence in pool:
-        if words >= TARGET_WORDS:
-            break
-        group = groups.get(sentence.n)
-        if (group is not None and sentence.text not in used and len(group) < MAX_FUSED
-                and words + sentence.words <= MAX_WORDS):
-            used.add(sentence.text)
-            group.append(sentence)
-            words += sentence.words
-    return [_joined(groups[n]) for n in sorted(groups)]
-
-
-def _joined(parts: list[_Sentence]) -> _Sentence:
-    parts = sorted(parts, key=lambda s: s.position)
-    text = "; ".join(p.text.rstrip(".!?。") for p in parts[:-1])
-    text = f"{text}; {parts[-1].text}" if text else parts[-1].text
-    return _Sentence(text, parts[0].n, parts[0].position, sum(p.words for p in parts),
-                     max(p.score for p in parts))
-
-
-def _listed(pool: Sequence[Quote], chosen: Sequence[_Sentence],
-            max_quotes: int) -> tuple[list[Quote], dict[int, int]]:
-    """The quotes to list: every cited one, then the best others up to ``max_quotes``, in pool
-    order; and the map from pool numbers to listed numbers."""
-    cited = {s.n for s in chosen}
-    keep = [n for n in range(1, len(pool) + 1) if n in cited]
-    keep += [n for n in range(1, len(pool) + 1) if n not in cited][: max_quotes - len(keep)]
-    keep.sort()
-    return [pool[n - 1] for n in keep], {old: new for new, old in enumerate(keep, start=1)}
-
-
-def _citations(quotes: Sequence[Quote], passages: Sequence[Passage]) -> list[Citation]:
-    nodes = {p.node.id: p.node for p in passages}
-    out: list[Citation] = []
-    for n, quote in enumerate(quotes, start=1):
-        node = nodes[quote.node_id]
-        out.append(Citation(n, node.id, node.title, node.source, dict(node.metadata)))
-    return out
+def _citations(ordered: Sequence[Sentence], numbers: Mapping[str, int]) -> list[Citation]:
+    nodes = {s.node.id: s.node for s in ordered}
+    return [Citation(n, node_id, nodes[node_id].title, nodes[node_id].source,
+                     dict(nodes[node_id].metadata)) for node_id, n in numbers.items()]
 
 
 def compose(question: str, passages: Sequence[Passage], language: str = "en",
-            max_quotes: int = DEFAULT_MAX_QUOTES, min_coverage: float = MIN_COVERAGE,
-            weights: Mapping[str, float] | None = None) -> ComposedAnswer:
+            max_quotes: int = DEFAULT_MAX_QUOTES, min_confidence: float = MIN_CONFIDENCE,
+            weights: Mapping[str, float] | None = None,
+            embed: Embed | None = None) -> ComposedAnswer:
     """The extractive answer to ``question`` from ``passages`` (best first); see the module.
-    ``weights`` (token -> idf) weigh the question's tokens in quote relevance and coverage."""
-    wanted = key_tokens(question)
-    best = max((coverage(wanted, set(content_tokens(p.node.text)), weights) for p in passages),
-               default=0.0)
-    pool = select_quotes(question, [(p.node.id, p.node.text) for p in passages],
-                         max(max_quotes, POOL_QUOTES), weights=weights, query_tokens=wanted)
+    ``weights`` (token -> idf) weigh the question's tokens; ``embed`` gives sentence vectors
+    in the collection's embedder (None: lexical features only); ``max_quotes``: most passages
+    cited."""
+    if max_quotes < 1:
+        raise ValueError("max_quotes must be at least 1")
+    ranked = score(candidates([p.node for p in passages]), question, key_tokens(question),
+                   shape(question), weights, embed)
+    best = confidence(ranked[0].features) if ranked else 0.0
+    cautious = best < min_confidence
     caution = CAUTION.get(language, CAUTION["en"])
-    cautious = best < min_coverage or not pool
-    chosen = _answer_sentences(_sentence_pool(pool, wanted, weights), max_quotes,
-                               _words(caution) if cautious else 0)
-    quotes, number = _listed(pool, chosen, max_quotes)
-    sentences = [(s.text, number[s.n]) for s in chosen]
+    chosen = select_sentences(ranked, max_quotes, len(caution.split()) if cautious else 0)
+    ordered = reading_order(chosen)
+    numbers = _numbers(ordered)
+    sentences = [(one_line(s.text), numbers[s.node.id]) for s in ordered]
     parts = [f"{text} [{n}]" for text, n in sentences]
     if cautious and parts:
         parts[0] = f"{caution} {parts[0]}"
     elif not parts:
         parts = [NO_ANSWER.get(language, NO_ANSWER["en"])]
-    return ComposedAnswer(" ".join(parts), cautious, quotes, _citations(quotes, passages),
-                          sentences, best)
+    features = dict(ranked[0].features) if ranked else {}
+    return ComposedAnswer(" ".join(parts), cautious, _quotes(ordered, numbers),
+                          _citations(ordered, numbers), sentences, best, features)

@@ -1,12 +1,13 @@
 """Quotes: the sentences of the retrieved passages that best answer the query, kept diverse.
 
 Every sentence of the ``passages`` (in rank order) starts a candidate; a sentence shorter than
-``SHORT_WORDS`` words is joined with the sentences after it (at most ``MAX_JOINED`` in all) until
-it is not, so a quote is a sentence or a short passage. A candidate's relevance is the share of
-the query's content tokens it contains (excerpt's analyzer: Kiwi morphemes for Korean, stems for
-English), each token weighted by ``weights`` when given (the engine passes BM25 idf, so
-"influence" counts for more than "say"), plus a small prior for the rank of its passage so that,
-between equally matching candidates, the better passage wins. Candidates with fewer than
+``SHORT_WORDS`` words is extended over the sentences after it (at most ``MAX_JOINED`` in all)
+until it is not, so a quote is a sentence or a short passage, always an exact span of the text.
+A candidate's relevance is the share of the query's content tokens it contains (excerpt's
+analyzer: Kiwi morphemes for Korean, stems for English), each token weighted by ``weights``
+when given (the engine passes BM25 idf, so "influence" counts for more than "say"), plus a small
+prior for the rank of its passage so that, between equally matching candidates, the better
+passage wins. Candidates with fewer than
 ``MIN_TOKENS`` content tokens are skipped, and so are headings (never joined to their text):
 lines that do not end as a sentence does (``.``, ``!``, ``?``, ``다``, ``요``, ``。``) and have
 fewer than ``2 * MIN_TOKENS`` tokens, such as ``제6조의2(종류 및 선발방법)`` on a line of its own.
@@ -26,7 +27,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from excerpt.analyze import analyze, detect_language
-from excerpt.compose.sentences import split_sentences
+from excerpt.compose.sentences import sentence_spans
 
 MIN_TOKENS = 3
 NEAR_DUPLICATE = 0.6
@@ -66,18 +67,17 @@ class _Candidate:
 
 
 def _units(text: str) -> list[str]:
-    """Each sentence, joined with the next ones while it is shorter than SHORT_WORDS words."""
-    sentences = split_sentences(text)
+    """Each sentence, extended over the next ones while it is shorter than SHORT_WORDS words:
+    always a span of ``text`` itself (its own characters, line breaks included)."""
+    spans = sentence_spans(text)
     units = []
-    for i, sentence in enumerate(sentences):
-        unit, j = sentence, i
-        if not sentence.endswith(SENTENCE_ENDINGS):  # a heading is not joined to its text
-            units.append(unit)
-            continue
-        while len(unit.split()) < SHORT_WORDS and j + 1 < len(sentences) and j - i + 1 < MAX_JOINED:
-            j += 1
-            unit = f"{unit} {sentences[j]}"
-        units.append(unit)
+    for i, (start, end) in enumerate(spans):
+        j = i
+        if text[start:end].endswith(SENTENCE_ENDINGS):  # a heading is not joined to its text
+            while (len(text[start:spans[j][1]].split()) < SHORT_WORDS and j + 1 < len(spans)
+                   and j - i + 1 < MAX_JOINED):
+                j += 1
+        units.append(text[start:spans[j][1]])
     return units
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from excerpt.compose.composer import MAX_WORDS, Passage, compose
+from excerpt.compose.composer import Passage, compose
+from excerpt.compose.extract import MAX_WORDS
 from excerpt.types import Node
 
 

@@ -1,0 +1,233 @@
+"""Extractive answering: the sentences of the passages that answer the question, scored, kept
+diverse and put in reading order (issue 16 item 3).
+
+1. **Candidates** (:func:`candidates`): every sentence of the passages (best passage first) as a
+   span of its node's stored text (:func:`excerpt.compose.sentences.sentence_spans`), unless it
+   is a fragment a chunk boundary cut (it starts with a lower-case letter, or it does not end
+   as a sentence does: Korean pieces of ``2 * MIN_TOKENS`` tokens excepted, Kiwi cut them), a
+   heading (all capitals), too short (``MIN_TOKENS`` content tokens) or too long for two of
+   them to fit an answer (``LONGEST`` words).
+   A sentence met again (overlapping chunks repeat their edges) keeps its first, better-ranked
+   passage.
+2. **Lexical features**: ``coverage``, the idf-weighted share of the question's key tokens the
+   sentence holds; ``focus``, the share of the focus tokens (the entity asked about,
+   :mod:`excerpt.compose.question`; the coverage when the question has none); ``cue``, 1 when
+   the sentence carries a cue of the question's type ("because" for why, "son of" for who …).
+   The ``PREFILTER`` best by these (plus the rank prior) go on.
+3. **Semantic similarity**: the cosine of sentence and question in the collection's own
+   embedder (``embed``; MiniLM embeds 32 sentences in about 50 ms); absent without one.
+4. **Score** = ``W_SEM·sem + W_COV·coverage + W_FOCUS·focus + W_CUE·cue + W_LEN·length +
+   W_RANK/(1 + passage rank)``, length being ``min(words, LONG_WORDS) / LONG_WORDS`` (the answer
+   wants 80-160 words in 2-5 sentences, so a sentence that says more serves it better).
+   **Confidence** (what caution is calibrated on) is the best sentence's content match alone:
+   ``(W_SEM·sem + W_COV·coverage + W_FOCUS·focus) / (W_SEM + W_COV + W_FOCUS)``, ``W_SEM``
+   left out of both sums when there is no embedder.
+5. **Selection** (:func:`select`): MMR (Carbonell & Goldstein 1998): the best sentence first,
+   then the one maximising ``score - MMR_PENALTY · max similarity to a chosen one`` (cosine of
+   the sentence vectors, token Jaccard without them), near-duplicates skipped, until the answer
+   has ``TARGET_WORDS`` words or ``MAX_SENTENCES`` sentences, from at most ``max_sources``
+   nodes, never past ``MAX_WORDS``.
+6. **Order** (:func:`reading_order`): the best sentence first, then the other chosen sentences
+   of its passage in document order, then the other passages (by their best sentence), each in
+   document order: the answer reads as one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from excerpt.compose.question import QuestionShape
+from excerpt.compose.quotes import SENTENCE_ENDINGS, content_tokens, coverage
+from excerpt.compose.sentences import one_line, sentence_spans
+from excerpt.types import Node
+
+MIN_TOKENS = 3
+PREFILTER = 32
+W_SEM, W_COV, W_FOCUS, W_CUE, W_LEN, W_RANK = 1.0, 1.0, 0.5, 0.2, 0.3, 0.1
+LONG_WORDS = 35
+MMR_PENALTY = 0.5
+NEAR_DUPLICATE = 0.6
+TARGET_WORDS = 100
+MIN_WORDS = 80
+LONGEST = 70
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+MAX_WORDS = 160
+MAX_SENTENCES = 5
+
+Embed = Callable[[Sequence[str]], "tuple[Any, Any] | None"]
+"""texts -> (question vector, one row per text), L2-normalised; None when there is no embedder."""
+
+
+@dataclass
+class Sentence:
+    """A candidate sentence: ``node.text[start:end]`` verbatim, with its features."""
+
+    node: Node
+    rank: int
+    start: int
+    end: int
+    tokens: frozenset[str]
+    features: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+    vector: Any = None
+
+    @property
+    def text(self) -> str:
+        return self.node.text[self.start:self.end]
+
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+
+def _quotable(text: str, tokens: frozenset[str], last: bool) -> bool:
+    ends = text.rstrip("\"'”’)]»").endswith(SENTENCE_ENDINGS) or text.endswith(SENTENCE_ENDINGS)
+    if len(tokens) < MIN_TOKENS or text[0].islower() or (last and not ends):
+        return False
+    if len(text.split()) > LONGEST:  # two of them would not fit an answer of 160 words
+        return False
+    letters = [ch for ch in text if ch.isalpha()]
+    if letters and all(ch.isupper() for ch in letters if ch.isascii()) and any(
+            ch.isascii() for ch in letters):
+        return False  # a heading in capitals: BOOK XVI., THE ACTS AND DEATH OF PATROCLUS
+    # a Korean list item may end on a noun (Kiwi cut it); an English piece that does not end
+    # as a sentence does is a fragment (a verse paragraph ending on ":" before a speech)
+    return ends or (_HANGUL.search(text) is not None and len(tokens) >= 2 * MIN_TOKENS)
+
+
+def candidates(nodes: Sequence[Node]) -> list[Sentence]:
+    """The quotable sentences of ``nodes`` (best first), each once (module docstring, 1)."""
+    out: list[Sentence] = []
+    seen: set[str] = set()
+    for rank, node in enumerate(nodes):
+        spans = sentence_spans(node.text)
+        for i, (start, end) in enumerate(spans):
+            text = node.text[start:end]
+            tokens = frozenset(content_tokens(text))
+            key = one_line(text)
+            if key in seen or not _quotable(text, tokens, i == len(spans) - 1):
+                continue
+            seen.add(key)
+            out.append(Sentence(node, rank, start, end, tokens))
+    return out
+
+
+def _lexical(sentence: Sentence, wanted: frozenset[str], shape: QuestionShape,
+             weights: Mapping[str, float] | None) -> None:
+    cov = coverage(wanted, sentence.tokens, weights)
+    focus = len(shape.focus & sentence.tokens) / len(shape.focus) if shape.focus else cov
+    sentence.features = {"coverage": cov, "focus": focus, "cue": shape.cue(sentence.text),
+                         "length": min(sentence.words, LONG_WORDS) / LONG_WORDS,
+                         "rank": 1.0 / (1 + sentence.rank)}
+
+
+def _combine(f: Mapping[str, float]) -> float:
+    return (W_SEM * f.get("sem", 0.0) + W_COV * f["coverage"] + W_FOCUS * f["focus"]
+            + W_CUE * f["cue"] + W_LEN * f["length"] + W_RANK * f["rank"])
+
+
+def confidence(features: Mapping[str, float]) -> float:
+    """How well a sentence matches the question's content, 0..1 (module docstring, 4)."""
+    if not features:
+        return 0.0
+    sem = "sem" in features
+    total = W_COV * features["coverage"] + W_FOCUS * features["focus"]
+    total += W_SEM * features["sem"] if sem else 0.0
+    return total / (W_COV + W_FOCUS + (W_SEM if sem else 0.0))
+
+
+def score(pool: list[Sentence], question: str, wanted: frozenset[str], shape: QuestionShape,
+          weights: Mapping[str, float] | None, embed: Embed | None) -> list[Sentence]:
+    """The ``PREFILTER`` best candidates with their features and scores, best first."""
+    for sentence in pool:
+        _lexical(sentence, wanted, shape, weights)
+        sentence.score = _combine(sentence.features)
+    pool = sorted(pool, key=lambda s: -s.score)[:PREFILTER]  # stable: ties keep text order
+    found = embed([one_line(s.text) for s in pool]) if embed and pool else None
+    if found is not None:
+        query, matrix = found
+        sims = np.asarray(matrix, dtype=np.float32) @ np.asarray(query, dtype=np.float32)
+        for sentence, sim, row in zip(pool, sims.tolist(), matrix, strict=True):
+            sentence.features["sem"] = max(0.0, float(sim))
+            sentence.vector = row
+            sentence.score = _combine(sentence.features)
+    return sorted(pool, key=lambda s: -s.score)
+
+
+def _similarity(a: Sentence, b: Sentence) -> float:
+    if a.vector is not None and b.vector is not None:
+        return float(np.dot(a.vector, b.vector))
+    union = a.tokens | b.tokens
+    return len(a.tokens & b.tokens) / len(union) if union else 0.0
+
+
+def _near_duplicate(a: Sentence, b: Sentence) -> bool:
+    shared = len(a.tokens & b.tokens)
+    return shared >= NEAR_DUPLICATE * min(len(a.tokens), len(b.tokens))
+
+
+def select(ranked: Sequence[Sentence], max_sources: int, words: int = 0) -> list[Sentence]:
+    """MMR over ``ranked`` (best first) within the answer's limits (module docstring, 5);
+    ``words``: already used by a preamble."""
+    chosen: list[Sentence] = []
+    left = list(ranked)
+    while left and len(chosen) < MAX_SENTENCES and (words < TARGET_WORDS or len(chosen) < 2):
+        nodes = {s.node.id for s in chosen}
+        fits = [s for s in left
+                if (not chosen or words + s.words + 1 <= MAX_WORDS)
+                and (s.node.id in nodes or len(nodes) < max_sources)
+                and not any(_near_duplicate(s, c) for c in chosen)]
+        if not fits:
+            break
+        # 80 words in at most 5 sentences: past the first, a sentence too short to get there
+        # in the sentences left gives way to a longer one when there is one
+        need = (MIN_WORDS - words) / (MAX_SENTENCES - len(chosen))
+        fits = [s for s in fits if s.words >= need or not chosen] or fits
+        best = max(fits, key=lambda s: s.score - MMR_PENALTY * max(
+            (_similarity(s, c) for c in chosen), default=0.0))
+        chosen.append(best)
+        left.remove(best)
+        words += best.words + 1  # and its [n] marker
+    return chosen
+
+
+def reading_order(chosen: Sequence[Sentence]) -> list[Sentence]:
+    """The best sentence, then its passage's others in document order, then the other
+    passages by their best sentence, each in document order (module docstring, 6)."""
+    if not chosen:
+        return []
+    first = chosen[0]
+    groups: dict[str, list[Sentence]] = {}
+    for sentence in chosen:
+        groups.setdefault(sentence.node.id, []).append(sentence)
+    out = [first]
+    for group in groups.values():
+        out += sorted((s for s in group if s is not first), key=lambda s: s.start)
+    return out
+
+
+FAST_MODELS = frozenset({"minilm"})
+"""Models that embed a few dozen sentences within the ask budget (e5 takes about a second)."""
+
+
+def view_embed(models: Sequence[str | None], load: Callable[[str], Any],
+               question: str) -> Embed | None:
+    """The sentence embedder of a view whose parts were all embedded by one fast model
+    (``models``: each part's), ``load`` giving that model's embedder; None otherwise."""
+    found = set(models)
+    if len(found) != 1:
+        return None
+    model = found.pop()
+    if model is None or model not in FAST_MODELS:
+        return None
+
+    def embed(texts: Sequence[str]) -> tuple[Any, Any] | None:
+        embedder = load(model)
+        return embedder.embed_query(question), embedder.embed_documents(list(texts))
+
+    return embed

@@ -1,0 +1,101 @@
+"""What a question asks: its type (who, what, where, when, why, how), its focus (the entity it
+asks about) and the cues that a sentence answering that type tends to carry.
+
+* **Type**: the first question word (``who``, ``whom``, ``whose`` -> who; ``why``; ``when``
+  and ``what year``/``what day`` -> when; ``where``; ``how`` (``how many``/``how much`` ->
+  when-like numbers: ``count``); ``what``/``which`` -> what), else ``other``. Korean: 누구 ->
+  who, 왜 -> why, 언제 -> when, 어디 -> where, 어떻게 -> how, 무엇/뭐 -> what, 몇/얼마 -> count.
+* **Focus**: the capitalised names of the question (not its first word, unless it is not a
+  question word) and the words after "who is/was", "what is/are" (up to the end or a
+  preposition), as analyzer tokens. "Who is Patroclus?" -> {patroclus}; "Why does Dorian hide
+  the portrait?" -> {dorian}.
+* **Cues** per type (:data:`CUES`): words a sentence of that kind of answer tends to use,
+  "because", "for", "so that", "lest" for why; kinship and roles ("son of", "friend",
+  "companion") for who; numbers, dates and times for when and count; places ("in", "at",
+  "from" before a capitalised word, "city", "land") for where. A sentence's cue score is 1 when
+  it holds one, else 0.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from excerpt.analyze import analyze, detect_language
+
+_QUESTION_WORDS = {
+    "who": "who", "whom": "who", "whose": "who", "why": "why", "when": "when",
+    "where": "where", "how": "how", "what": "what", "which": "what",
+}
+_KOREAN_TYPES = (("누구", "who"), ("누가", "who"), ("왜", "why"), ("언제", "when"),
+                 ("어디", "where"), ("어떻게", "how"), ("몇", "count"), ("얼마", "count"),
+                 ("무엇", "what"), ("뭐", "what"))
+_WORD = re.compile(r"[A-Za-z][\w'’-]*")
+_DEFINITION = re.compile(
+    r"\b(?:who|what)\s+(?:is|was|are|were)\s+(?:the\s+|a\s+|an\s+)?(.+?)(?:\s+(?:in|of|to|at|"
+    r"for|with|about|by|on)\b|[?.!]|$)", re.IGNORECASE)
+_WHEN_WORDS = re.compile(r"\bwhat\s+(?:year|day|time|month|age|date)\b", re.IGNORECASE)
+_COUNT_WORDS = re.compile(r"\bhow\s+(?:many|much|long|old|often)\b", re.IGNORECASE)
+
+CUES: dict[str, re.Pattern[str]] = {
+    "why": re.compile(r"\b(?:because|for|so that|in order to|lest|since|therefore|reason|"
+                      r"cause[ds]?|that (?:he|she|they|it) might|fear|afraid)\b|때문|위하여|위해"
+                      r"|므로|으로 인하여", re.IGNORECASE),
+    "who": re.compile(r"\b(?:son|daughter|wife|husband|father|mother|brother|sister|friend|"
+                      r"companion|king|queen|lord|lady|chief|prince|servant|painter|artist|"
+                      r"actress|hero|leader|sire|born|child|heir|charioteer|warrior|priest|"
+                      r"god|goddess)\b|\b\w+'s (?:son|friend|wife)", re.IGNORECASE),
+    "when": re.compile(r"\d|\b(?:year|day|night|morning|evening|dawn|hour|month|week|"
+                       r"before|after|during|until|when|then)\b|년|월|일|기간|이내|전까지",
+                       re.IGNORECASE),
+    "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
+                        r"twenty|hundred|thousand|many|few|several)\b|[0-9]+(?:학점|일|년|명|회)"),
+    "where": re.compile(r"\b(?:in|at|from|to|into|near|beside)\s+(?:the\s+)?[A-Z]\w+|\b(?:city|"
+                        r"town|land|shore|house|room|street|camp|ships?|walls?|river|sea)\b|"
+                        r"장소|기관|부서|제출"),
+    "how": re.compile(r"\b(?:by|with|through|using|so|thus|first|then)\b|방법|절차|통하여",
+                      re.IGNORECASE),
+}
+
+
+@dataclass(frozen=True)
+class QuestionShape:
+    kind: str                  # who, what, where, when, why, how, count, other
+    focus: frozenset[str]      # analyzer tokens of the entity asked about
+
+    def cue(self, sentence: str) -> float:
+        """1.0 when ``sentence`` carries a cue of the question's type, else 0.0."""
+        pattern = CUES.get(self.kind)
+        return 1.0 if pattern is not None and pattern.search(sentence) else 0.0
+
+
+def question_kind(question: str) -> str:
+    if detect_language(question) == "ko":
+        return next((kind for word, kind in _KOREAN_TYPES if word in question), "other")
+    if _WHEN_WORDS.search(question):
+        return "when"
+    if _COUNT_WORDS.search(question):
+        return "count"
+    for word in _WORD.findall(question.lower()):
+        if word in _QUESTION_WORDS:
+            return _QUESTION_WORDS[word]
+    return "other"
+
+
+def question_focus(question: str) -> frozenset[str]:
+    """The analyzer tokens of what the question is about (module docstring); Korean: none
+    (every noun of a Korean question is a key token already)."""
+    language = detect_language(question)
+    if language == "ko":
+        return frozenset()
+    words = _WORD.findall(question)
+    names = [w for i, w in enumerate(words)
+             if w[0].isupper() and (i > 0 or w.lower() not in _QUESTION_WORDS)
+             and w.lower() not in {"i", "does", "did", "do", "is", "was", "are", "were"}]
+    found = _DEFINITION.search(question)
+    text = " ".join(names) + (" " + found.group(1) if found else "")
+    return frozenset(analyze(text, language))
+
+
+def shape(question: str) -> QuestionShape:
+    return QuestionShape(question_kind(question), question_focus(question))

@@ -1,0 +1,63 @@
+"""The sentence splitter: abbreviations, initials, closing quotes, ellipses, Korean endings, and
+spans that are the source's own characters (issue 16 item 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from excerpt.compose.sentences import sentence_spans, split_sentences
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Mr. Gray came in. He sat down.", ["Mr. Gray came in.", "He sat down."]),
+    ("Mrs. Vane and Dr. Smith met at St. Paul's. They talked.",
+     ["Mrs. Vane and Dr. Smith met at St. Paul's.", "They talked."]),
+    ("Some fruits, e.g. Apples, keep. Others, i.e. Pears, rot. Fine.",
+     ["Some fruits, e.g. Apples, keep.", "Others, i.e. Pears, rot.", "Fine."]),
+    ("The book is by J. R. R. Tolkien. It is long.",
+     ["The book is by J. R. R. Tolkien.", "It is long."]),
+    ("He said, “Go away.” She left.", ["He said, “Go away.”", "She left."]),
+    ("(It was late.) They slept.", ["(It was late.)", "They slept."]),
+    ("I wonder... Perhaps not. And then… Nothing.",
+     ["I wonder...", "Perhaps not.", "And then…", "Nothing."]),
+    ("“Is it you?” he asked. Yes.", ["“Is it you?” he asked.", "Yes."]),
+    ("Apples, pears, etc. The rest went.", ["Apples, pears, etc.", "The rest went."]),
+])
+def test_english_sentences(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+def test_korean_endings_without_a_full_stop_end_a_sentence() -> None:
+    text = "장학금을 받을 수 있나요 그리고 복학 절차는 어떻게 되나요"
+    assert split_sentences(text) == ["장학금을 받을 수 있나요", "그리고 복학 절차는 어떻게 되나요"]
+
+
+def test_a_korean_amendment_date_stays_with_its_sentence() -> None:
+    text = "학생은 휴학할 수 있다. 다만 총장이 정한다 <개정 2021. 9. 1.> 제4조 학생은 복학한다"
+    assert split_sentences(text)[1] == "다만 총장이 정한다 <개정 2021. 9. 1.>"
+
+
+def test_spans_are_the_source_characters_hard_wraps_included() -> None:
+    text = "Thus humbled in the dust,\nthe pensive train mourn’d.  “Not yet,” he said.\n"
+    spans = sentence_spans(text)
+    assert [text[a:b] for a, b in spans] == [
+        "Thus humbled in the dust,\nthe pensive train mourn’d.", "“Not yet,” he said."]
+    assert split_sentences(text)[0] == "Thus humbled in the dust, the pensive train mourn’d."
+
+
+@pytest.mark.parametrize("book", ["pg174_dorian_gray.txt", "pg6130_iliad_pope.txt"])
+def test_on_a_whole_book_every_sentence_is_verbatim_and_no_mr_is_cut(
+        shared_data: Callable[..., Path], book: str) -> None:
+    text = shared_data("books", book).read_bytes().decode("utf-8", errors="replace")
+    spans = sentence_spans(text)
+    assert len(spans) > 1000
+    for start, end in spans:
+        piece = text[start:end]
+        assert piece == piece.strip() and piece
+        for abbreviation in ("Mr.", "Mrs.", "Dr.", "St."):
+            assert not piece.endswith(" " + abbreviation), piece
+    starts = [a for a, _ in spans]
+    assert starts == sorted(starts)
