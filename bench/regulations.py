@@ -36,14 +36,14 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from excerpt.analyze import analyze_many
 from excerpt.engine import Engine
 from excerpt.evaluate.metrics import ir_metrics, latency_summary
 from excerpt.evaluate.rag import context_recall
 from excerpt.evaluate.scenarios import Scenario, evaluate_scenarios, load_scenarios
-from excerpt.types import Filters, Principal
+from excerpt.types import Filters, Principal, SearchMode
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("EXCERPT_DATA", REPO.parent / "shared" / "data"))
@@ -123,7 +123,9 @@ def latency(engine: Engine, scenarios: Sequence[Scenario], repeat: int) -> dict[
     filters, admin = Filters(COLLECTION), Principal.admin()
     for s in scenarios:  # warm-up: Kiwi, segment files, caches
         engine.search(s.query, filters, admin, "bm25")
-    whole, hops, stages = [], [], {}
+    whole: list[float] = []
+    hops: list[float] = []
+    stages: dict[str, list[float]] = {}
     for s in scenarios:
         runs = []
         for _ in range(repeat):
@@ -141,11 +143,11 @@ def latency(engine: Engine, scenarios: Sequence[Scenario], repeat: int) -> dict[
 
 
 def regulation_of(node_id: str) -> str:
-    """The regulation a node belongs to: its id up to the first space (휴학규정 제3조 -> 휴학규정)."""
+    """The regulation of a node: its id up to the first space (휴학규정 제3조 -> 휴학규정)."""
     return node_id.split(" ", 1)[0]
 
 
-def plain_rates(engine: Engine, path: Path, mode: str) -> dict[str, Any]:
+def plain_rates(engine: Engine, path: Path, mode: SearchMode) -> dict[str, Any]:
     """Top-5 governing-regulation and exact-article hit rates of the plain questions, per split."""
     import yaml
 
@@ -190,7 +192,8 @@ def main() -> int:
     engine = Engine(home)
     ensure_book(engine)
     if args.plain:
-        plain = {mode: plain_rates(engine, PLAIN, mode) for mode in args.modes.split(",")}
+        modes = [cast(SearchMode, m) for m in args.modes.split(",")]
+        plain = {mode: plain_rates(engine, PLAIN, mode) for mode in modes}
         print(json.dumps(plain, ensure_ascii=False, indent=2))
         return 0
     file = load_scenarios(args.scenarios)

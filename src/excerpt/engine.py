@@ -47,7 +47,6 @@ from excerpt.retrieve.access import Access, access_for
 from excerpt.retrieve.citations import pin_named
 from excerpt.retrieve.dense import QueryEmbedder
 from excerpt.retrieve.fusion import blend, rrf
-from excerpt.retrieve.lexical import query_weights
 from excerpt.retrieve.view import Candidate, View
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
@@ -223,8 +222,8 @@ class Engine:
         tokens = analyze(query, language)
         plan = understand(query, language, self.settings.query_lexicon)
         timings.update(plan.timings_ms)
-        weights = query_weights(tokens, [analyze(t, language) for t in plan.expanded_terms],
-                                self.settings.expansion_weight)
+        weights = plan.weights(tokens, lambda t: analyze(t, language),
+                               self.settings.expansion_weight)
         top, k_reason = self._top_k(k, plan.top_k)
         if mode != "bm25":
             for model in sorted({m for p in view.parts if (m := p.info.embed_model)}):

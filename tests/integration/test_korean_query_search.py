@@ -62,3 +62,49 @@ def test_over_budget_reduces_k(home: Path) -> None:
     result = slow.search("장학금 신청 방법", Filters("ko"), Principal.admin(), "bm25")
     assert result.k == 7  # complex (15) halved
     assert "reduced from 15" in result.analysis["k_reason"]
+
+
+def test_a_plain_word_term_weighs_as_much_as_a_query_word(home: Path) -> None:
+    """아파서 학교를 쉬다 names a leave of absence (휴학) without the word: the plain-word term
+    brings the leave document in, at the weight of a query word (the expansion weight of 0.5
+    would leave it below a document that shares a query word)."""
+    result = Engine(home).search("아파서 학교를 쉬어야 해요", Filters("ko"), Principal.admin(),
+                                 "bm25")
+    assert result.analysis["expanded_terms"][:2] == ["질병 휴학", "진단서"]
+    assert "plain_words" in result.timings_ms
+    assert result.hits[0].node.id == "leave.md:0000"
+
+
+# -- plain questions on the real book (issue 16 item 7) ---------------------------------------
+
+PLAIN = Path(__file__).resolve().parents[2] / "examples" / "regulations" / "plain_questions.yaml"
+# Reached with the packaged lexicon (bench/RESULTS.md, "Plain-words regulation questions"):
+# BM25, top 5. Before the plain-word rules: regulation 0.60 / 0.40, article 0.35 / 0.20.
+BARS = {"tune": (1.00, 0.75), "heldout": (1.00, 0.70)}  # (regulation, article) top-5 rates
+
+
+def _regulation(node_id: str) -> str:
+    return node_id.split(" ", 1)[0]
+
+
+@pytest.mark.data
+def test_plain_questions_find_the_governing_regulation(regulation_book: Path) -> None:
+    import yaml
+
+    questions = yaml.safe_load(PLAIN.read_text("utf-8"))["scenarios"]
+    assert len(questions) >= 30 and {q["kind"] for q in questions} == {"plain"}
+    engine = Engine(regulation_book)
+    rates: dict[str, list[tuple[bool, bool]]] = {"tune": [], "heldout": []}
+    for q in questions:
+        found = engine.search(q["query"], Filters("reg"), Principal.admin(), "bm25", 5,
+                              fetch=False)
+        top = [node_id for node_id, _, _ in found.ranking[:5]]
+        rates[q["split"]].append((
+            bool({_regulation(g) for g in q["gold"]} & {_regulation(t) for t in top}),
+            bool(set(q["gold"]) & set(top))))
+    for split, (regulation_bar, article_bar) in BARS.items():
+        hits = rates[split]
+        assert len(hits) >= 15
+        regulation = sum(r for r, _ in hits) / len(hits)
+        article = sum(a for _, a in hits) / len(hits)
+        assert regulation >= regulation_bar and article >= article_bar, (split, regulation, article)

@@ -28,6 +28,15 @@ class Category:
 
 
 @dataclass(frozen=True)
+class PlainRule:
+    """Everyday words -> the regulation's terms (:mod:`excerpt.query.plain`)."""
+
+    when: tuple[str, ...]
+    terms: tuple[str, ...]
+    unless: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Lexicon:
     language: str
     categories: tuple[Category, ...]
@@ -38,6 +47,7 @@ class Lexicon:
     patterns: dict[str, re.Pattern[str]] = field(default_factory=dict)
     question_markers: tuple[str, ...] = ()
     conjunctions: tuple[str, ...] = ()
+    plain_words: tuple[PlainRule, ...] = ()
 
     def hypernym_chain(self, term: str, limit: int = 8) -> list[str]:
         """Parents of ``term``, nearest first (a cycle in the file stops the walk)."""
@@ -84,6 +94,28 @@ def _strings(raw: Any, where: str) -> tuple[str, ...]:
     return tuple(raw)
 
 
+def _plain_rules(raw: Any, source: Path) -> tuple[PlainRule, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise InputError(f"{source}: plain_words must be a list of rules (when, terms, unless)")
+    rules = []
+    for i, body in enumerate(raw, 1):
+        where = f"{source}: plain_words rule {i}"
+        if not isinstance(body, dict):
+            raise InputError(f"{where} must be a mapping with 'when' and 'terms'")
+        unknown = set(body) - {"when", "terms", "unless"}
+        if unknown:
+            raise InputError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+        rule = PlainRule(_strings(body.get("when"), f"{where}: when"),
+                         _strings(body.get("terms"), f"{where}: terms"),
+                         _strings(body.get("unless"), f"{where}: unless"))
+        if not rule.when or not rule.terms:
+            raise InputError(f"{where} needs at least one word in 'when' and one in 'terms'")
+        rules.append(rule)
+    return tuple(rules)
+
+
 def _parse(raw: dict[str, Any], source: Path) -> Lexicon:
     for name in raw.get("categories") or {}:
         if name not in CATEGORY_NAMES:
@@ -115,4 +147,5 @@ def _parse(raw: dict[str, Any], source: Path) -> Lexicon:
         patterns=patterns,
         question_markers=_strings(raw.get("question_markers"), f"{source}: question_markers"),
         conjunctions=_strings(raw.get("conjunctions"), f"{source}: conjunctions"),
+        plain_words=_plain_rules(raw.get("plain_words"), source),
     )
