@@ -1,0 +1,309 @@
+"""`excerpt eval QA.yaml` (issue 16 items 1 and 8): a QA file over examples/handbook (BM25
+only), asked through the real CLI; each metric checked against what the answers say, the split
+filter, the stored run, the gates, bad files, the LLM path through a local OpenAI-compatible
+server, and (marked data) the bench question files against the shared corpora."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from excerpt.cli.main import cli
+from excerpt.engine import Engine
+from excerpt.evaluate.qa import load_qa
+from excerpt.evaluate.qa_metrics import numbering_problems, states_fact, strip_marks
+from excerpt.types import Filters, Principal
+
+REPO = Path(__file__).resolve().parents[2]
+HANDBOOK = REPO / "examples" / "handbook"
+QA_FILE = """
+kind: qa
+collection: demo
+questions:
+  - id: anonymous
+    question: What may anonymous callers see?
+    facts: [[neither tags nor labels]]
+    gold: ["03-access.md:0000"]
+    split: tune
+  - id: modes
+    question: Which search modes does excerpt have?
+    facts: [bm25, semantic, hybrid]
+    gold: ["02-search.md:0000"]
+    split: heldout
+  - id: nitrogen
+    question: What is the boiling point of liquid nitrogen?
+    answerable: false
+    split: heldout
+  - id: cricket
+    question: Who captained the winning cricket team in 1983?
+    answerable: false
+    split: tune
+"""
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("qa") / "home"
+    Engine(home).ingest(HANDBOOK, collection="demo", embedder="none")
+    return home
+
+
+@pytest.fixture(scope="module")
+def qa_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("qafile") / "handbook-qa.yaml"
+    path.write_text(QA_FILE, encoding="utf-8")
+    return path
+
+
+def run(home: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--home", str(home), *args])
+
+
+def evaluate(home: Path, qa_file: Path, *args: str) -> dict[str, Any]:
+    out = run(home, "eval", str(qa_file), "--mode", "bm25", "--no-progress", "--json", *args)
+    assert out.exit_code == 0, out.output
+    report: dict[str, Any] = json.loads(out.output)
+    return report
+
+
+@pytest.fixture(scope="module")
+def report(home: Path, qa_file: Path) -> dict[str, Any]:
+    return evaluate(home, qa_file)
+
+
+def node_texts(home: Path, ids: list[str]) -> dict[str, str]:
+    found = Engine(home).context(ids, filters=Filters("demo"), principal=Principal.anonymous(),
+                                 budget_tokens=10**9)
+    return {n.id: n.text for n in found.node_texts}
+
+
+def test_every_question_is_asked_and_reported(report: dict[str, Any]) -> None:
+    assert report["questions"] == 4 and report["answerable"] == 2
+    assert report["answerer"] == "extractive" and report["llm_model"] is None
+    assert report["principal"] == {"acl_tags_any": [], "classification_labels_all": []}
+    assert set(report["by_split"]) == {"tune", "heldout"}
+    assert {r["id"] for r in report["per_question"]} == {"anonymous", "modes", "nitrogen",
+                                                         "cricket"}
+    assert report["stage_latency_ms"]["retrieval"]["p50"] > 0
+    assert report["latency_ms"]["p95"] >= report["latency_ms"]["p50"] > 0
+
+
+def test_facts_are_judged_on_what_the_answer_and_quotes_say(report: dict[str, Any]) -> None:
+    qa = {q.id: q for q in load_qa_text()}
+    for row in (r for r in report["per_question"] if r["answerable"]):
+        facts = qa[row["id"]].facts
+        answer = strip_marks(row["answer"])
+        quotes = "\n".join(q["text"] for q in row["quotes"])
+        assert row["fact_stated"] == all(states_fact(answer, f) for f in facts)
+        assert row["fact_in_quotes"] == all(states_fact(quotes, f) for f in facts)
+    stated = [r["fact_stated"] for r in report["per_question"] if r["answerable"]]
+    assert report["fact_stated"] == sum(stated) / len(stated)
+
+
+def load_qa_text() -> tuple[Any, ...]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "qa.yaml"
+        path.write_text(QA_FILE, encoding="utf-8")
+        return load_qa(path).questions
+
+
+def test_gold_recall_counts_the_passages_that_reached_composition(
+        report: dict[str, Any]) -> None:
+    rows = {r["id"]: r for r in report["per_question"]}
+    # BM25: only the access page has "anonymous" and "callers"; only the search page the modes
+    assert "03-access.md:0000" in rows["anonymous"]["documents"]
+    assert rows["anonymous"]["gold_recall@k"] == 1.0
+    assert rows["modes"]["gold_recall@k"] == 1.0
+    assert report["gold_recall@k"] == 1.0
+    assert rows["nitrogen"]["gold_recall@k"] is None  # no gold to find
+
+
+def test_quotes_are_checked_against_the_stored_node_text(home: Path,
+                                                         report: dict[str, Any]) -> None:
+    quotes = [q for r in report["per_question"] for q in r["quotes"]]
+    assert quotes
+    texts = node_texts(home, sorted({q["id"] for q in quotes}))
+    exact = sum(q["text"] in texts[q["id"]] for q in quotes)
+    assert sum(r["quotes_verbatim"] for r in report["per_question"]) == exact
+    assert report["quotes_verbatim"] == exact / len(quotes)
+
+
+def test_numbering_and_citation_precision_follow_the_answers(report: dict[str, Any]) -> None:
+    for row in report["per_question"]:
+        citations = list(enumerate(row["citations"], start=1))
+        assert row["citation_numbering"] == (not numbering_problems(row["answer"], citations))
+    cited = sum(r["sentences_cited"] for r in report["per_question"])
+    supported = sum(r["sentences_supported"] for r in report["per_question"])
+    assert cited and report["citation_precision"] == supported / cited
+
+
+def test_unanswerable_questions_with_nothing_found_are_cautious(report: dict[str, Any]) -> None:
+    rows = {r["id"]: r for r in report["per_question"]}
+    for qid in ("nitrogen", "cricket"):  # no handbook word: nothing retrieved, nothing quoted
+        assert rows[qid]["documents"] == [] and rows[qid]["cautious"]
+        assert rows[qid]["citation_numbering"] and rows[qid]["fact_stated"] is None
+    assert report["cautious_recall"] == 1.0
+    cautious_answerable = sum(rows[q]["cautious"] for q in ("anonymous", "modes"))
+    assert report["cautious_on_answerable"] == cautious_answerable / 2
+    assert report["cautious_precision"] == 2 / (2 + cautious_answerable)
+    assert report["abstention_accuracy"] == (4 - cautious_answerable) / 4
+
+
+def test_the_split_option_asks_only_that_half(home: Path, qa_file: Path) -> None:
+    tune = evaluate(home, qa_file, "--split", "tune")
+    assert tune["split"] == "tune" and tune["questions"] == 2
+    assert {r["id"] for r in tune["per_question"]} == {"anonymous", "cricket"}
+    assert set(tune["by_split"]) == {"tune"}
+    out = run(home, "eval", str(qa_file), "--split", "test", "--no-progress")
+    assert out.exit_code == 1 and "QA file's splits are tune, heldout, all" in out.output
+
+
+def test_the_run_is_stored_with_its_questions(home: Path, report: dict[str, Any]) -> None:
+    stored = Engine(home).store.eval_run(report["run_id"])
+    assert stored["kind"] == "qa" and stored["split"] == "all"
+    assert stored["settings"]["answerer"] == "extractive"
+    assert stored["summary"]["fact_stated"] == report["fact_stated"]
+    assert stored["summary"]["by_split"]["heldout"]["questions"] == 2
+    assert [i["id"] for i in stored["items"]] == [r["id"] for r in report["per_question"]]
+    listed = json.loads(run(home, "eval", "runs", "--json").output)["runs"]
+    assert any(r["id"] == report["run_id"] and r["kind"] == "qa" for r in listed)
+    plain = run(home, "eval", "runs")
+    assert f"#{report['run_id']}" in plain.output and "stated" in plain.output
+
+
+def test_the_plain_output_is_a_table(home: Path, qa_file: Path) -> None:
+    out = run(home, "eval", str(qa_file), "--mode", "bm25", "--no-progress")
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert "4 questions (bm25" in lines[0] and "answered by extractive" in lines[0]
+    assert "stated" in lines[1] and "abstain" in lines[1]
+    assert [line.split()[0] for line in lines[2:5]] == ["all", "tune", "heldout"]
+
+
+def test_fail_under_gates_on_qa_metrics(home: Path, qa_file: Path) -> None:
+    base = ["eval", str(qa_file), "--mode", "bm25", "--no-progress"]
+    out = run(home, *base, "--fail-under", "gold_recall@k=1.0,heldout.cautious_recall=1.0")
+    assert out.exit_code == 0, out.output
+    out = run(home, *base, "--fail-under", "tune.abstention_accuracy=1.01")
+    assert out.exit_code == 3 and "tune.abstention_accuracy" in out.output
+    out = run(home, *base, "--fail-under", "fluency=0.5")
+    assert out.exit_code == 1 and "no metric 'fluency'" in out.output
+    assert "fact_stated" in out.output
+
+
+def test_a_bad_qa_file_is_an_error_naming_it(home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: qa\ncollection: demo\nquestions:\n  - {id: a, question: Q, "
+                   "split: later, facts: [x], gold: [n]}\n", encoding="utf-8")
+    out = run(home, "eval", str(bad), "--no-progress")
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert "bad.yaml: question 1 (a): split must be one of tune, heldout" in out.output
+    missing = tmp_path / "other.yaml"
+    missing.write_text(QA_FILE.replace("collection: demo", "collection: nowhere"), "utf-8")
+    out = run(home, "eval", str(missing), "--no-progress")
+    assert out.exit_code == 1 and "collection 'nowhere' does not exist" in out.output
+
+
+class QuotingModel:
+    """A local OpenAI-compatible chat server: answers a synthesis request with its first quote
+    cited as [1], and a concepts request with nothing (excerpt then uses its own concepts)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                model.requests += 1
+                content = body["messages"][-1]["content"]
+                reply = ""
+                if content.startswith("Quotes:\n[1] "):
+                    reply = content.split("\n")[1][len("[1] "):] + " [1]"
+                data = json.dumps({"choices": [{"message": {"role": "assistant",
+                                                            "content": reply}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+
+@pytest.fixture
+def model(monkeypatch: pytest.MonkeyPatch) -> Iterator[QuotingModel]:
+    server = QuotingModel()
+    monkeypatch.setenv("EXCERPT_LLM_URL", server.url)
+    monkeypatch.setenv("EXCERPT_LLM_MODEL", "quoting-model")
+    yield server
+    server.httpd.shutdown()
+
+
+def test_with_an_llm_the_eval_measures_its_answers_and_says_so(
+        home: Path, qa_file: Path, model: QuotingModel) -> None:
+    report = evaluate(home, qa_file)
+    assert report["answerer"] == "llm:quoting-model" and report["llm_model"] == "quoting-model"
+    assert model.requests >= 4  # concepts for every question, synthesis where there are quotes
+    rows = {r["id"]: r for r in report["per_question"]}
+    for qid in ("anonymous", "modes"):
+        assert rows[qid]["llm_answer"]
+        answer, first = rows[qid]["answer"], rows[qid]["quotes"][0]["text"]
+        assert answer.endswith(" [1]")  # what survived the attribution check of the reply
+        assert " ".join(strip_marks(answer).split()) in " ".join(first.split())
+    assert report["llm_answers"] == 2
+    stored = Engine(home).store.eval_run(report["run_id"])
+    assert stored["settings"]["answerer"] == "llm:quoting-model"
+    assert stored["summary"]["llm_model"] == "quoting-model"
+    plain = run(home, "eval", str(qa_file), "--mode", "bm25", "--no-progress", "--no-llm")
+    assert "answered by extractive" in plain.output
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_the_bench_question_files_name_nodes_of_their_corpora(
+        shared_data: Callable[..., Path], tmp_path: Path) -> None:
+    """Every gold id of bench/qa/*.yaml exists in the corpus ingested as the bench does
+    (BM25 only: ids do not depend on the embedder), for an anonymous reader."""
+    engine = Engine(tmp_path / "home")
+    corpora = {
+        "books": [(shared_data("books"), "gutenberg")],
+        "regulations": [(shared_data("regulations", "dongeui_regulations_9-340_20250702.txt"),
+                         "regulations")],
+        "code": [(shared_data("fake_enterprise", f"Release_FAKE_ENTERPRISE_{v}.zip"),
+                  "code-bundle") for v in ("1.0", "1.1")],
+    }
+    total = unanswerable = 0
+    for name, sources in corpora.items():
+        qa = load_qa(REPO / "bench" / "qa" / f"{name}.yaml")
+        assert qa.collection == name
+        for path, fmt in sources:
+            engine.ingest(path, collection=name, fmt=fmt, embedder="none")
+        gold = sorted({g for q in qa.questions for g in q.gold})
+        found = engine.context(gold, filters=Filters(name), principal=Principal.anonymous(),
+                               budget_tokens=10**9)
+        assert sorted(n.id for n in found.node_texts) == gold, found.skipped
+        for answerable in (True, False):
+            group = [q for q in qa.questions if q.answerable == answerable]
+            tune = sum(q.split == "tune" for q in group)
+            assert abs(2 * tune - len(group)) <= 1, (name, answerable)  # half and half
+        total += len(qa.questions)
+        unanswerable += sum(not q.answerable for q in qa.questions)
+    assert total >= 60 and abs(3 * unanswerable - total) <= 3
