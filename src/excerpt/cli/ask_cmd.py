@@ -68,7 +68,7 @@ def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_
     settings = engine.settings
     options = AskOptions(doc_limit or settings.ask_doc_limit, fetch_limit,
                          max_quotes or settings.ask_max_quotes,
-                         settings.mmr_lambda if mmr else None, settings.answer_min_coverage)
+                         settings.mmr_lambda if mmr else None, settings.answer_min_confidence)
     filters = Filters(collection, snapshot_id, snapshot_set, parse_metadata(where))
     principal = make_principal(acl_tags, clearances, all_access)
     client = _llm_client() if llm else None

@@ -143,7 +143,7 @@ def _qa(ctx: click.Context, path: Path, collection: str | None, mode: str, k: in
     engine = ctx.obj["engine"]
     settings = engine.settings
     options = AskOptions(k or settings.ask_doc_limit, None, settings.ask_max_quotes, None,
-                         settings.answer_min_coverage)
+                         settings.answer_min_confidence)
     return evaluate_qa(engine, load_qa(path), collection, mode, options,  # type: ignore[arg-type]
                        rerank or settings.reranker, principal, split,
                        _llm_client() if llm else None, update)

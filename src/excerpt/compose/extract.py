@@ -120,7 +120,8 @@ def candidates(nodes: Sequence[Node]) -> list[Sentence]:
 def _lexical(sentence: Sentence, wanted: frozenset[str], shape: QuestionShape,
              weights: Mapping[str, float] | None) -> None:
     cov = coverage(wanted, sentence.tokens, weights)
-    focus = len(shape.focus & sentence.tokens) / len(shape.focus) if shape.focus else cov
+    focus = (len(shape.focus & sentence.tokens) / len(shape.focus)
+             if shape.focus and shape.defining else cov)
     sentence.features = {"coverage": cov, "focus": focus, "cue": shape.cue(sentence.text),
                          "length": min(sentence.words, LONG_WORDS) / LONG_WORDS,
                          "rank": 1.0 / (1 + sentence.rank)}

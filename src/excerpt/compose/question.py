@@ -8,11 +8,13 @@ asks about) and the cues that a sentence answering that type tends to carry.
 * **Focus**: the capitalised names of the question (not its first word, unless it is not a
   question word) and the words after "who is/was", "what is/are" (up to the end or a
   preposition), as analyzer tokens. "Who is Patroclus?" -> {patroclus}; "Why does Dorian hide
-  the portrait?" -> {dorian}.
+  the portrait?" -> {dorian}. It counts for who and what questions only (``defining``): the
+  answer to a why or how question often says "he" for the name.
 * **Cues** per type (:data:`CUES`): words a sentence of that kind of answer tends to use,
   "because", "for", "so that", "lest" for why; kinship and roles ("son of", "friend",
-  "companion") for who; numbers, dates and times for when and count; places ("in", "at",
-  "from" before a capitalised word, "city", "land") for where. A sentence's cue score is 1 when
+  "companion"; not "hero" or "king", everywhere in Homer) for who; numbers, dates and times
+  for when and count; places ("in", "at", "from" before a capitalised word, "city", "land")
+  for where. A sentence's cue score is 1 when
   it holds one, else 0.
 """
 
@@ -41,10 +43,11 @@ CUES: dict[str, re.Pattern[str]] = {
     "why": re.compile(r"\b(?:because|for|so that|in order to|lest|since|therefore|reason|"
                       r"cause[ds]?|that (?:he|she|they|it) might|fear|afraid)\b|때문|위하여|위해"
                       r"|므로|으로 인하여", re.IGNORECASE),
+    # relations and callings that say who someone is ("hero", "king" are everywhere in Homer)
     "who": re.compile(r"\b(?:son|daughter|wife|husband|father|mother|brother|sister|friend|"
-                      r"companion|king|queen|lord|lady|chief|prince|servant|painter|artist|"
-                      r"actress|hero|leader|sire|born|child|heir|charioteer|warrior|priest|"
-                      r"god|goddess)\b|\b\w+'s (?:son|friend|wife)", re.IGNORECASE),
+                      r"companion|servant|painter|artist|actress|actor|born|child|heir|"
+                      r"charioteer|nurse|guardian|uncle|aunt|cousin|lover|bride)\b",
+                      re.IGNORECASE),
     "when": re.compile(r"\d|\b(?:year|day|night|morning|evening|dawn|hour|month|week|"
                        r"before|after|during|until|when|then)\b|년|월|일|기간|이내|전까지",
                        re.IGNORECASE),
@@ -62,6 +65,12 @@ CUES: dict[str, re.Pattern[str]] = {
 class QuestionShape:
     kind: str                  # who, what, where, when, why, how, count, other
     focus: frozenset[str]      # analyzer tokens of the entity asked about
+
+    @property
+    def defining(self) -> bool:
+        """A who/what question: the answer names its focus (a why or how answer often says
+        "he" for the Dorian of the question)."""
+        return self.kind in ("who", "what")
 
     def cue(self, sentence: str) -> float:
         """1.0 when ``sentence`` carries a cue of the question's type, else 0.0."""

@@ -1,0 +1,103 @@
+"""Issue 16 item 3: the sentence that answers comes first: focus, question type, semantic
+similarity (the packaged MiniLM), MMR, reading order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from excerpt.compose.composer import Passage, compose
+from excerpt.compose.extract import Embed, view_embed
+from excerpt.compose.question import question_focus, question_kind
+from excerpt.types import Node
+
+
+def passage(node_id: str, text: str) -> Passage:
+    return Passage(Node(node_id, "doc", text, title=node_id), 1.0)
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("Who is Patroclus?", "who"), ("Why does Dorian hide the portrait?", "why"),
+    ("When was the house built?", "when"), ("What year did it end?", "when"),
+    ("Where does Hector live?", "where"), ("How many ships sailed?", "count"),
+    ("How does Hector die?", "how"), ("What is a snapshot?", "what"),
+    ("휴학은 언제 신청하나요?", "when"), ("왜 장학금이 취소되나요?", "why")])
+def test_question_kind(question: str, kind: str) -> None:
+    assert question_kind(question) == kind
+
+
+def test_question_focus_is_the_entity_asked_about() -> None:
+    assert question_focus("Who is Patroclus?") == {"patroclus"}
+    assert question_focus("Why does Dorian hide the portrait?") == {"dorian"}
+    assert question_focus("What is a snapshot in excerpt?") == {"snapshot"}
+
+
+PATROCLUS = [
+    passage("funeral", "Thus o'er Patroclus while the hero pray'd, on his cold hand the sacred "
+                       "lock he laid, and all the Greeks stood round Patroclus in their grief."),
+    passage("who", "Patroclus, the son of Menoetius, was the dearest friend and companion of "
+                   "Achilles, and fought beside him before the walls of Troy."),
+]
+
+
+def test_a_who_question_opens_with_the_sentence_naming_the_role() -> None:
+    composed = compose("Who is Patroclus?", PATROCLUS)
+    assert composed.answer.startswith("Patroclus, the son of Menoetius")
+
+
+PORTRAIT = [
+    passage("door", "Dorian locked the door of the old schoolroom and put the key in his "
+                    "pocket, and looked round the room where the portrait stood."),
+    passage("why", "Dorian hid the portrait because it bore the record of his sins and grew "
+                   "old while he stayed young, and no one must ever see it."),
+]
+
+
+def test_a_why_question_opens_with_the_reason() -> None:
+    question = "Why does Dorian hide the portrait?"
+    composed = compose(question, PORTRAIT, embed=view_embed(["minilm"], lambda _: minilm(),
+                                                            question))
+    assert composed.sentences[0][0].startswith("Dorian hid the portrait because")
+
+
+def minilm() -> Any:
+    from excerpt.embed import get_embedder
+
+    return get_embedder("minilm")
+
+
+def test_semantic_similarity_ranks_a_paraphrase_above_a_word_match() -> None:
+    passages = [
+        passage("words", "The anger of the king was a thing of words, and the words were "
+                         "many, and the king spoke them all day long to the anger of all."),
+        passage("meaning", "Achilles raged against Agamemnon, furious that his prize had been "
+                           "taken from him, and withdrew from the battle to his ships."),
+    ]
+    question = "What makes Achilles angry with the king?"
+    embed = view_embed(["minilm"], lambda _: minilm(), question)
+    assert embed is not None
+    composed = compose(question, passages, embed=embed)
+    assert composed.citations[0].node_id == "meaning"
+    assert "sem" in composed.features
+
+
+def test_no_embedder_for_mixed_slow_or_missing_models() -> None:
+    load: Any = lambda _: minilm()  # noqa: E731
+    assert view_embed(["minilm", "e5"], load, "q") is None
+    assert view_embed(["e5"], load, "q") is None
+    assert view_embed([None], load, "q") is None
+
+
+def test_sentences_of_a_passage_follow_the_best_one_in_document_order() -> None:
+    text = ("The snapshot is first written to a staging folder on the same disk. "
+            "Readers never look inside the staging folder while it is written. "
+            "A snapshot becomes visible only when its folder is renamed into place by excerpt. "
+            "The rename is atomic on every file system that excerpt supports for its store.")
+    embed: Embed | None = None
+    composed = compose("When does a snapshot become visible?", [passage("s", text)],
+                       embed=embed)
+    texts = [t for t, _ in composed.sentences]
+    assert texts[0].startswith("A snapshot becomes visible")
+    rest = texts[1:]
+    assert rest == sorted(rest, key=text.index)
