@@ -21,6 +21,9 @@ so no node carries them; the names exist so a setting can list them.
 Parts are spans of the body text; a chunk takes the part holding most of its own characters
 (its core, without the overlap it repeats from the chunk before), ties going to ``body``, so
 a chunk that is half argument and half verse stays in the text ``ask`` reads.
+
+:func:`without_parts`, :func:`excluded_parts` and :func:`book_scope` are what ``Engine.ask``
+uses to leave the apparatus out of its search (setting ``ask_exclude_parts``).
 """
 
 from __future__ import annotations
