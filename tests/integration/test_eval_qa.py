@@ -180,6 +180,21 @@ def test_the_run_is_stored_with_its_questions(home: Path, report: dict[str, Any]
     assert f"#{report['run_id']}" in plain.output and "stated" in plain.output
 
 
+def test_qa_runs_compare_and_report(home: Path, qa_file: Path, report: dict[str, Any],
+                                    tmp_path: Path) -> None:
+    again = evaluate(home, qa_file)
+    out = run(home, "eval", "compare", str(report["run_id"]), str(again["run_id"]), "--json")
+    assert out.exit_code == 0, out.output
+    metrics = {m["metric"]: m for m in json.loads(out.output)["metrics"]}
+    assert set(metrics) == {"fact_stated", "fact_in_quotes", "gold_recall@k",
+                            "citation_numbering", "abstention_accuracy"}
+    assert metrics["fact_stated"]["a"] == report["fact_stated"]  # answerable questions only
+    out = run(home, "eval", "report", str(report["run_id"]), str(again["run_id"]), "--out",
+              str(tmp_path / "report"), "--json")
+    assert out.exit_code == 0, out.output
+    assert "win-loss.png" in json.loads(out.output)["plots"]
+
+
 def test_the_plain_output_is_a_table(home: Path, qa_file: Path) -> None:
     out = run(home, "eval", str(qa_file), "--mode", "bm25", "--no-progress")
     assert out.exit_code == 0, out.output

@@ -19,11 +19,25 @@ from excerpt.errors import InputError
 
 IR_METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 RAG_METRICS = ("context_recall", "gold_recall", "faithfulness", "answer_relevancy")
+QA_METRICS = ("fact_stated", "fact_in_quotes", "gold_recall@k", "citation_numbering",
+              "abstention_accuracy")  # per question too (evaluate/qa.py)
 TESTS = ("student", "fisher")
 
 
 def metrics_of(run: Mapping[str, Any]) -> tuple[str, ...]:
-    return IR_METRICS if run["kind"] == "beir" else RAG_METRICS
+    return {"beir": IR_METRICS, "qa": QA_METRICS}.get(run["kind"], RAG_METRICS)
+
+
+def _value(item: Mapping[str, Any], metric: str) -> float:
+    return float(item.get(metric) or 0.0)
+
+
+def scored(items_a: Mapping[str, Mapping[str, Any]], items_b: Mapping[str, Mapping[str, Any]],
+           metric: str) -> list[str]:
+    """The queries both runs scored on ``metric`` (a QA question has no fact_stated when it
+    is unanswerable: it is left out of that metric's pairs)."""
+    return [q for q in items_a if q in items_b
+            and items_a[q].get(metric, 0.0) is not None and items_b[q].get(metric, 0.0) is not None]
 
 
 def paired_p_value(control: Sequence[float], treatment: Sequence[float],
@@ -79,14 +93,17 @@ def compare_runs(a: Mapping[str, Any], b: Mapping[str, Any], test: str = "studen
         raise InputError(f"runs {a['id']} and {b['id']} share no query")
     deltas = []
     for metric in metrics_of(a):
-        xs = [float(items_a[q].get(metric, 0.0)) for q in common]
-        ys = [float(items_b[q].get(metric, 0.0)) for q in common]
+        pairs = scored(items_a, items_b, metric)
+        if not pairs:
+            continue
+        xs = [_value(items_a[q], metric) for q in pairs]
+        ys = [_value(items_b[q], metric) for q in pairs]
         p_value = paired_p_value(xs, ys, test)
         deltas.append(MetricDelta(metric, float(np.mean(xs)), float(np.mean(ys)), p_value,
                                   p_value <= max_p))
     main = metrics_of(a)[0]
-    changed = sorted(common, key=lambda q: (-abs(float(items_b[q].get(main, 0.0))
-                                                 - float(items_a[q].get(main, 0.0))), q))
+    changed = sorted(common, key=lambda q: (-abs(_value(items_b[q], main)
+                                                 - _value(items_a[q], main)), q))
     return {
         "a": a["id"], "b": b["id"], "test": test, "max_p": max_p, "queries": len(common),
         "metrics": [d.to_json() for d in deltas],
@@ -98,6 +115,6 @@ def compare_runs(a: Mapping[str, Any], b: Mapping[str, Any], test: str = "studen
 def _changed(a: Mapping[str, Any], b: Mapping[str, Any], metric: str) -> dict[str, Any]:
     relevant = set(a.get("relevant", []))
     return {"id": a["id"], "query": a.get("query", ""), "metric": metric,
-            "a": float(a.get(metric, 0.0)), "b": float(b.get(metric, 0.0)),
+            "a": _value(a, metric), "b": _value(b, metric),
             "top_a": [{"id": i, "relevant": i in relevant} for i in a.get("ranking", [])[:5]],
             "top_b": [{"id": i, "relevant": i in relevant} for i in b.get("ranking", [])[:5]]}

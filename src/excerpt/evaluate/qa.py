@@ -193,7 +193,8 @@ def score_answer(question: Question, result: AskResult,
     quotes_missing = missing_facts(joined_quotes, question.facts)
     gold = set(question.gold)
     return {
-        "id": question.id, "question": question.question, "split": question.split,
+        "id": question.id, "question": question.question, "query": question.question,
+        "split": question.split,
         "corpus": question.corpus, "answerable": question.answerable,
         "answer": answer, "cautious": composed.cautious,
         "quotes": [{"id": i, "text": t} for i, t in quotes],
@@ -212,6 +213,7 @@ def score_answer(question: Question, result: AskResult,
         "quotes_verbatim": sum(is_verbatim(t, texts.get(i)) for i, t in quotes),
         "quotes_verbatim_spaces": sum(is_verbatim_spaces(t, texts.get(i)) for i, t in quotes),
         "citation_numbering": not problems, "numbering_problems": problems,
+        "abstention_accuracy": float(composed.cautious != question.answerable),
         "llm_answer": bool(result.synthesis and result.synthesis.get("answer")),
         "stages_ms": dict(result.timings_ms),
     }

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from excerpt.errors import InputError
-from excerpt.evaluate.compare import compare_runs, metrics_of
+from excerpt.evaluate.compare import compare_runs, metrics_of, scored
 from excerpt.evaluate.runs import principal_label
 
 FIGURE_INCHES = (8.0, 4.0)
@@ -133,8 +133,9 @@ def plot_win_loss(comparison: Mapping[str, Any], a: Mapping[str, Any],
     plt = _pyplot()
     metric = metrics_of(a)[0]
     items_a = {str(i["id"]): i for i in a["items"]}
-    deltas = sorted(float(i.get(metric, 0.0)) - float(items_a[str(i["id"])].get(metric, 0.0))
-                    for i in b["items"] if str(i["id"]) in items_a)
+    items_b = {str(i["id"]): i for i in b["items"]}
+    deltas = sorted(float(items_b[q][metric] or 0.0) - float(items_a[q][metric] or 0.0)
+                    for q in scored(items_a, items_b, metric))
     fig, ax = plt.subplots()
     colors = ["#2a9d4b" if d > 0 else "#c0392b" if d < 0 else "#999999" for d in deltas]
     ax.bar(np.arange(len(deltas)), deltas, color=colors, width=1.0)
@@ -153,7 +154,7 @@ def write_report(runs: Sequence[Mapping[str, Any]], out: Path) -> Path:
     if not runs:
         raise InputError("give at least one evaluation run")
     if len({r["kind"] for r in runs}) > 1:
-        raise InputError("the runs mix BEIR and scenario evaluations; report them apart")
+        raise InputError("the runs mix BEIR and scenario (or QA) evaluations; report them apart")
     out.mkdir(parents=True, exist_ok=True)
     plots = [plot_metrics(runs, out / "metrics.png"), plot_latency(runs, out / "latency.png"),
              plot_recall(runs, out / "recall.png")]
