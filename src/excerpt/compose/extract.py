@@ -13,15 +13,17 @@ diverse and put in reading order (issue 16 item 3).
    sentence holds; ``focus``, the share of the focus tokens (the entity asked about,
    :mod:`excerpt.compose.question`; the coverage when the question has none); ``cue``, 1 when
    the sentence carries a cue of the question's type ("because" for why, "son of" for who …).
-   The ``PREFILTER`` best by these (plus the rank prior) go on.
+   The ``PREFILTER`` (16) best by these (plus the rank prior) go on: 12, 16, 24 or 32 give
+   the same answers on bench/qa/books.yaml, and each sentence embedded costs time.
 3. **Semantic similarity**: the cosine of sentence and question in the collection's own
-   embedder (``embed``; MiniLM embeds 32 sentences in about 50 ms); absent without one.
+   embedder (``embed``: MiniLM only, e5 is ten times slower); absent without one.
 4. **Score** = ``W_SEM·sem + W_COV·coverage + W_FOCUS·focus + W_CUE·cue + W_LEN·length +
    W_RANK/(1 + passage rank)``, length being ``min(words, LONG_WORDS) / LONG_WORDS`` (the answer
    wants 80-160 words in 2-5 sentences, so a sentence that says more serves it better).
    **Confidence** (what caution is calibrated on) is the best sentence's content match alone:
    ``(W_SEM·sem + W_COV·coverage + W_FOCUS·focus) / (W_SEM + W_COV + W_FOCUS)``, ``W_SEM``
-   left out of both sums when there is no embedder.
+   left out of both sums when there is no embedder; halved (``UNTYPED``) for a when or
+   how-many question whose best sentence holds no number, date or time.
 5. **Selection** (:func:`select`): MMR (Carbonell & Goldstein 1998): the best sentence first,
    then the one maximising ``score - MMR_PENALTY · max similarity to a chosen one`` (cosine of
    the sentence vectors, token Jaccard without them), near-duplicates skipped, until the answer
@@ -47,10 +49,12 @@ from excerpt.compose.sentences import one_line, sentence_spans
 from excerpt.types import Node
 
 MIN_TOKENS = 3
-PREFILTER = 32
+PREFILTER = 16
 W_SEM, W_COV, W_FOCUS, W_CUE, W_LEN, W_RANK = 1.0, 1.0, 0.5, 0.2, 0.3, 0.1
 LONG_WORDS = 35
 MMR_PENALTY = 0.5
+TYPED_KINDS = frozenset({"when", "count"})
+UNTYPED = 0.5
 NEAR_DUPLICATE = 0.6
 TARGET_WORDS = 100
 MIN_WORDS = 80
@@ -124,7 +128,8 @@ def _lexical(sentence: Sentence, wanted: frozenset[str], shape: QuestionShape,
              if shape.focus and shape.defining else cov)
     sentence.features = {"coverage": cov, "focus": focus, "cue": shape.cue(sentence.text),
                          "length": min(sentence.words, LONG_WORDS) / LONG_WORDS,
-                         "rank": 1.0 / (1 + sentence.rank)}
+                         "rank": 1.0 / (1 + sentence.rank),
+                         "needs_cue": 1.0 if shape.kind in TYPED_KINDS else 0.0}
 
 
 def _combine(f: Mapping[str, float]) -> float:
@@ -139,7 +144,10 @@ def confidence(features: Mapping[str, float]) -> float:
     sem = "sem" in features
     total = W_COV * features["coverage"] + W_FOCUS * features["focus"]
     total += W_SEM * features["sem"] if sem else 0.0
-    return total / (W_COV + W_FOCUS + (W_SEM if sem else 0.0))
+    share = total / (W_COV + W_FOCUS + (W_SEM if sem else 0.0))
+    # a when / how-many question answered by a sentence with no number or time in it is
+    # not answered ("In which year was Dorian born?" meets sentences about Dorian)
+    return share * UNTYPED if features.get("needs_cue") and not features["cue"] else share
 
 
 def score(pool: list[Sentence], question: str, wanted: frozenset[str], shape: QuestionShape,

@@ -2,7 +2,7 @@
 asks about) and the cues that a sentence answering that type tends to carry.
 
 * **Type**: the first question word (``who``, ``whom``, ``whose`` -> who; ``why``; ``when``
-  and ``what year``/``what day`` -> when; ``where``; ``how`` (``how many``/``how much`` ->
+  and ``what year``/``which day`` -> when; ``where``; ``how`` (``how many``/``how much`` ->
   when-like numbers: ``count``); ``what``/``which`` -> what), else ``other``. Korean: 누구 ->
   who, 왜 -> why, 언제 -> when, 어디 -> where, 어떻게 -> how, 무엇/뭐 -> what, 몇/얼마 -> count.
 * **Focus**: the capitalised names of the question (not its first word, unless it is not a
@@ -36,7 +36,8 @@ _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 _DEFINITION = re.compile(
     r"\b(?:who|what)\s+(?:is|was|are|were)\s+(?:the\s+|a\s+|an\s+)?(.+?)(?:\s+(?:in|of|to|at|"
     r"for|with|about|by|on)\b|[?.!]|$)", re.IGNORECASE)
-_WHEN_WORDS = re.compile(r"\bwhat\s+(?:year|day|time|month|age|date)\b", re.IGNORECASE)
+_WHEN_WORDS = re.compile(r"\b(?:what|which|in\s+which)\s+(?:year|day|time|month|age|date)\b",
+                         re.IGNORECASE)
 _COUNT_WORDS = re.compile(r"\bhow\s+(?:many|much|long|old|often)\b", re.IGNORECASE)
 
 CUES: dict[str, re.Pattern[str]] = {

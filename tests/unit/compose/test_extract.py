@@ -101,3 +101,24 @@ def test_sentences_of_a_passage_follow_the_best_one_in_document_order() -> None:
     assert texts[0].startswith("A snapshot becomes visible")
     rest = texts[1:]
     assert rest == sorted(rest, key=text.index)
+
+
+def test_a_when_question_answered_without_a_date_loses_half_its_confidence() -> None:
+    text = [passage("born", "Dorian Gray was born to a beautiful mother who ran away with a "
+                            "penniless young soldier, and Dorian grew up with his grandfather."),
+            passage("dated", "Dorian Gray was born in the year 1863 in a house on the square, "
+                             "and Dorian grew up there with his grandfather.")]
+    undated = compose("In which year was Dorian Gray born?", text[:1], min_confidence=0.0)
+    dated = compose("In which year was Dorian Gray born?", text[1:], min_confidence=0.0)
+    assert undated.features["cue"] == 0.0 and dated.features["cue"] == 1.0
+    assert undated.confidence < 0.6 * dated.confidence
+
+
+def test_a_cautious_answer_says_so_plainly_and_still_cites_the_candidates() -> None:
+    composed = compose("Who is the wife of Hector?", PATROCLUS)  # the calibrated default
+    assert composed.cautious
+    assert composed.answer.startswith(
+        "Based on the available passages, they do not answer this directly; the closest the "
+        "text comes is: ")
+    assert composed.quotes and composed.citations
+    assert "[1]" in composed.answer
