@@ -183,3 +183,15 @@ def test_another_lexicon_brings_its_own_rules(tmp_path: Path) -> None:
     lexicon = load_lexicon(path)
     assert plain_terms("I need time off", ["need", "time", "off"], lexicon) == ["leave of absence"]
     assert plain_terms("staff need time off", ["staff"], lexicon) == []
+
+
+def test_the_seeds_expansion_limits_hold_beside_the_plain_terms() -> None:
+    """The plain-word terms are their own stage: the expanded query of seed 001 (at most 10
+    words, trimmed to 7) neither carries nor counts them."""
+    query = "교수가 1년 쉬면서 연구하고 싶으면 신청 자격 요건 기한"
+    plan = understand(query, "ko")
+    assert plan.plain == ["연구년", "교원연구년제규정"]
+    assert plan.expansion is not None
+    assert len(plan.expansion.final_expanded.split()) <= 10
+    assert not set(plan.plain) & set(plan.expansion.final_expanded.split()[len(query.split()):])
+    assert plan.expanded_terms[:2] == plan.plain
