@@ -228,6 +228,31 @@ def test_a_bad_qa_file_is_an_error_naming_it(home: Path, tmp_path: Path) -> None
     assert out.exit_code == 1 and "collection 'nowhere' does not exist" in out.output
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_qa_run_is_kept_alike_on_both_stores(kind: str, qa_file: Path, tmp_path: Path,
+                                               request: pytest.FixtureRequest) -> None:
+    from excerpt.evaluate.qa import evaluate_qa
+    from excerpt.evaluate.runs import run_record
+    from excerpt.store.postgres import PostgresStore
+
+    store = PostgresStore(request.getfixturevalue("pg_url"), tmp_path) \
+        if kind == "postgres" else None
+    engine = Engine(tmp_path / "home", store=store)
+    try:
+        engine.ingest(HANDBOOK, collection="demo", embedder="none")
+        report = evaluate_qa(engine, load_qa(qa_file), mode="bm25", split="heldout")
+        run_id = engine.store.save_eval_run(run_record("qa", qa_file, report, engine.settings))
+        kept = engine.store.eval_run(run_id)
+        assert kept["summary"]["cautious_precision"] == report["cautious_precision"]
+        assert kept["summary"]["by_split"] == json.loads(json.dumps(report["by_split"]))
+        assert kept["items"] == json.loads(json.dumps(report["per_question"]))
+        assert kept["items"][1]["fact_stated"] is None  # the unanswerable question
+        header = engine.store.eval_runs()[-1]
+        assert header["kind"] == "qa" and header["summary"]["questions"] == 2
+    finally:
+        engine.close()
+
+
 class QuotingModel:
     """A local OpenAI-compatible chat server: answers a synthesis request with its first quote
     cited as [1], and a concepts request with nothing (excerpt then uses its own concepts)."""
