@@ -24,9 +24,10 @@ diverse and put in reading order (issue 16 item 3).
    ``(W_SEM·sem + W_COV·coverage + W_FOCUS·focus) / (W_SEM + W_COV + W_FOCUS)``, ``W_SEM``
    left out of both sums when there is no embedder; halved (``UNTYPED``) for a when or
    how-many question whose best sentence holds no number, date or time.
-5. **Selection** (:func:`select`): MMR (Carbonell & Goldstein 1998): the best sentence first,
-   then the one maximising ``score - MMR_PENALTY · max similarity to a chosen one`` (cosine of
-   the sentence vectors, token Jaccard without them), near-duplicates skipped, until the answer
+5. **Selection** (:func:`select`): MMR (Carbonell & Goldstein 1998): the best sentence first
+   (by its score without the length bonus: the one that answers opens the answer), then the
+   one maximising ``score - MMR_PENALTY · max similarity to a chosen one`` (cosine of the
+   sentence vectors, token Jaccard without them), near-duplicates skipped, until the answer
    has ``TARGET_WORDS`` words or ``MAX_SENTENCES`` sentences, from at most ``max_sources``
    nodes, never past ``MAX_WORDS``.
 6. **Order** (:func:`reading_order`): the best sentence first, then the other chosen sentences
@@ -168,6 +169,12 @@ def score(pool: list[Sentence], question: str, wanted: frozenset[str], shape: Qu
     return sorted(pool, key=lambda s: -s.score)
 
 
+def _answer_score(sentence: Sentence) -> float:
+    """The score without the length bonus: the opening sentence is the one that answers, not
+    the one that fills the answer's words fastest."""
+    return sentence.score - W_LEN * sentence.features["length"]
+
+
 def _similarity(a: Sentence, b: Sentence) -> float:
     if a.vector is not None and b.vector is not None:
         return float(np.dot(a.vector, b.vector))
@@ -198,7 +205,8 @@ def select(ranked: Sequence[Sentence], max_sources: int, words: int = 0) -> list
         need = (MIN_WORDS - words) / (MAX_SENTENCES - len(chosen))
         fits = [s for s in fits if s.words >= need or not chosen] or fits
         best = max(fits, key=lambda s: s.score - MMR_PENALTY * max(
-            (_similarity(s, c) for c in chosen), default=0.0))
+            (_similarity(s, c) for c in chosen), default=0.0)) if chosen else max(
+            fits, key=_answer_score)
         chosen.append(best)
         left.remove(best)
         words += best.words + 1  # and its [n] marker

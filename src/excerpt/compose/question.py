@@ -14,8 +14,8 @@ asks about) and the cues that a sentence answering that type tends to carry.
   "because", "for", "so that", "lest" for why; kinship and roles ("son of", "friend",
   "companion"; not "hero" or "king", everywhere in Homer) for who; numbers, dates and times
   for when and count; places ("in", "at", "from" before a capitalised word, "city", "land")
-  for where. A sentence's cue score is 1 when
-  it holds one, else 0.
+  for where. A sentence's cue score is 1 when it holds one (a who cue within ``NEAR`` words
+  of the focus), else 0.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ _DEFINITION = re.compile(
     r"for|with|about|by|on)\b|[?.!]|$)", re.IGNORECASE)
 _WHEN_WORDS = re.compile(r"\b(?:what|which|in\s+which)\s+(?:year|day|time|month|age|date)\b",
                          re.IGNORECASE)
+NEAR = 10
 _COUNT_WORDS = re.compile(r"\bhow\s+(?:many|much|long|old|often)\b", re.IGNORECASE)
 
 CUES: dict[str, re.Pattern[str]] = {
@@ -74,9 +75,18 @@ class QuestionShape:
         return self.kind in ("who", "what")
 
     def cue(self, sentence: str) -> float:
-        """1.0 when ``sentence`` carries a cue of the question's type, else 0.0."""
+        """1.0 when ``sentence`` carries a cue of the question's type, else 0.0; for a who
+        question with a focus, the cue must stand within ``NEAR`` words of the focus ("his
+        friend, after which Patroclus", not "my father … Patroclus" thirty words on)."""
         pattern = CUES.get(self.kind)
-        return 1.0 if pattern is not None and pattern.search(sentence) else 0.0
+        if pattern is None:
+            return 0.0
+        if self.kind != "who" or not self.focus:
+            return 1.0 if pattern.search(sentence) else 0.0
+        words = sentence.split()
+        at = [i for i, w in enumerate(words) if self.focus & set(analyze(w, "en"))]
+        cues = [len(sentence[:m.start()].split()) for m in pattern.finditer(sentence)]
+        return 1.0 if any(abs(c - a) <= NEAR for c in cues for a in at) else 0.0
 
 
 def question_kind(question: str) -> str:

@@ -122,3 +122,13 @@ def test_a_cautious_answer_says_so_plainly_and_still_cites_the_candidates() -> N
         "text comes is: ")
     assert composed.quotes and composed.citations
     assert "[1]" in composed.answer
+
+
+def test_a_who_cue_far_from_the_focus_does_not_count() -> None:
+    composed = compose("Who is Patroclus?", [
+        passage("far", "So vow'd my father, but he vow'd in vain; no more Achilles sees his "
+                       "native plain; in that vain hope these hairs no longer grow, and "
+                       "Patroclus bears them to the shades below."),
+        passage("near", "Achilles offers a libation for the success of his friend, after "
+                        "which Patroclus leads the Myrmidons to battle.")], min_confidence=0.0)
+    assert composed.sentences[0][0].startswith("Achilles offers a libation")
