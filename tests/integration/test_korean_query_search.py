@@ -74,6 +74,22 @@ def test_plain_words_reach_a_document_that_shares_no_word_with_the_question(home
     assert [h.node.id for h in result.hits] == ["leave.md:0000"]
 
 
+def test_plain_words_rank_alike_in_postgresql(home: Path, pg_url: str,
+                                             tmp_path: Path) -> None:
+    """The plain-word terms and their weights reach PostgreSQL's BM25 as SQLite's."""
+    docs = home.parent / "docs"
+    pg = Engine(tmp_path / "scratch", store_url=pg_url)
+    pg.ingest(docs, collection="ko", embedder="none")
+    query = "군대 가야 해서 학교를 쉬어야 해요"
+    ours, theirs = (e.search(query, Filters("ko"), Principal.admin(), "bm25")
+                    for e in (Engine(home), pg))
+    assert ours.analysis["expanded_terms"] == theirs.analysis["expanded_terms"]
+    assert "휴학규정" in theirs.analysis["expanded_terms"]
+    assert [(h.node.id, round(h.score, 4)) for h in ours.hits] == [
+        (h.node.id, round(h.score, 4)) for h in theirs.hits]
+    assert theirs.hits[0].node.id == "leave.md:0000"
+
+
 # -- plain questions on the real book (issue 16 item 7) ---------------------------------------
 
 PLAIN = Path(__file__).resolve().parents[2] / "examples" / "regulations" / "plain_questions.yaml"
