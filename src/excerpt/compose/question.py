@@ -8,14 +8,16 @@ asks about) and the cues that a sentence answering that type tends to carry.
 * **Focus**: the capitalised names of the question (not its first word, unless it is not a
   question word) and the words after "who is/was", "what is/are" (up to the end or a
   preposition), as analyzer tokens. "Who is Patroclus?" -> {patroclus}; "Why does Dorian hide
-  the portrait?" -> {dorian}. It counts for who and what questions only (``defining``): the
-  answer to a why or how question often says "he" for the name.
+  the portrait?" -> {dorian}. It counts for definitions only ("who is X", "what is X":
+  ``defining``): a why or how answer often says "he" for the name, and "Who painted the
+  portrait of Dorian Gray?" is answered by a sentence naming Basil, not Dorian.
 * **Cues** per type (:data:`CUES`): words a sentence of that kind of answer tends to use,
   "because", "for", "so that", "lest" for why; kinship and roles ("son of", "friend",
   "companion"; not "hero" or "king", everywhere in Homer) for who; numbers, dates and times
   for when and count; places ("in", "at", "from" before a capitalised word, "city", "land")
-  for where. A sentence's cue score is 1 when it holds one (a who cue within ``NEAR`` words
-  of the focus), else 0.
+  for where; for "who did it" (not a definition), a name the question does not have, inside
+  a line (a verse line's first word is capitalised anyway). A sentence's cue score is 1 when
+  it holds one (a who cue within ``NEAR`` words of the focus), else 0.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ _DEFINITION = re.compile(
 _WHEN_WORDS = re.compile(r"\b(?:what|which|in\s+which)\s+(?:year|day|time|month|age|date)\b",
                          re.IGNORECASE)
 NEAR = 10
+_INNER_NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]{2,}")
 _COUNT_WORDS = re.compile(r"\bhow\s+(?:many|much|long|old|often)\b", re.IGNORECASE)
 
 CUES: dict[str, re.Pattern[str]] = {
@@ -67,12 +70,13 @@ CUES: dict[str, re.Pattern[str]] = {
 class QuestionShape:
     kind: str                  # who, what, where, when, why, how, count, other
     focus: frozenset[str]      # analyzer tokens of the entity asked about
+    defining: bool = False     # "who is X", "what is X": the answer names X
+    names: frozenset[str] = frozenset()  # the question's capitalised words, lower case
 
-    @property
-    def defining(self) -> bool:
-        """A who/what question: the answer names its focus (a why or how answer often says
-        "he" for the Dorian of the question)."""
-        return self.kind in ("who", "what")
+    def _new_name(self, sentence: str) -> bool:
+        """Whether ``sentence`` names someone the question does not (a name inside a line,
+        not a verse line's or a sentence's first word)."""
+        return any(m.group().lower() not in self.names for m in _INNER_NAME.finditer(sentence))
 
     def cue(self, sentence: str) -> float:
         """1.0 when ``sentence`` carries a cue of the question's type, else 0.0; for a who
@@ -81,6 +85,8 @@ class QuestionShape:
         pattern = CUES.get(self.kind)
         if pattern is None:
             return 0.0
+        if self.kind == "who" and not self.defining:  # who did it: a name the question lacks
+            return 1.0 if self._new_name(sentence) else 0.0
         if self.kind != "who" or not self.focus:
             return 1.0 if pattern.search(sentence) else 0.0
         words = sentence.split()
@@ -118,4 +124,6 @@ def question_focus(question: str) -> frozenset[str]:
 
 
 def shape(question: str) -> QuestionShape:
-    return QuestionShape(question_kind(question), question_focus(question))
+    names = frozenset(w.lower() for w in _WORD.findall(question) if w[0].isupper())
+    defining = detect_language(question) != "ko" and _DEFINITION.search(question) is not None
+    return QuestionShape(question_kind(question), question_focus(question), defining, names)

@@ -9,7 +9,7 @@ import pytest
 
 from excerpt.compose.composer import Passage, compose
 from excerpt.compose.extract import Embed, view_embed
-from excerpt.compose.question import question_focus, question_kind
+from excerpt.compose.question import question_focus, question_kind, shape
 from excerpt.types import Node
 
 
@@ -67,18 +67,19 @@ def minilm() -> Any:
     return get_embedder("minilm")
 
 
-def test_semantic_similarity_ranks_a_paraphrase_above_a_word_match() -> None:
-    passages = [
-        passage("words", "The anger of the king was a thing of words, and the words were "
-                         "many, and the king spoke them all day long to the anger of all."),
-        passage("meaning", "Achilles raged against Agamemnon, furious that his prize had been "
-                           "taken from him, and withdrew from the battle to his ships."),
-    ]
+def test_semantic_similarity_decides_between_equal_word_matches() -> None:
+    """Both sentences hold the same words of the question, in one passage (same rank): the
+    one that means the answer opens it with MiniLM, document order decides without it."""
+    both = [passage("p", "Achilles was never angry at the feasts the king made, where the cups "
+                         "went round all night and the old men sang. Achilles was angry because "
+                         "the king made him give up his prize, so he withdrew from the battle.")]
     question = "What makes Achilles angry with the king?"
+    lexical = compose(question, both, min_confidence=0.0)
+    assert lexical.sentences[0][0].startswith("Achilles was never angry")
     embed = view_embed(["minilm"], lambda _: minilm(), question)
     assert embed is not None
-    composed = compose(question, passages, embed=embed)
-    assert composed.citations[0].node_id == "meaning"
+    composed = compose(question, both, embed=embed, min_confidence=0.0)
+    assert composed.sentences[0][0].startswith("Achilles was angry because")
     assert "sem" in composed.features
 
 
@@ -132,3 +133,12 @@ def test_a_who_cue_far_from_the_focus_does_not_count() -> None:
         passage("near", "Achilles offers a libation for the success of his friend, after "
                         "which Patroclus leads the Myrmidons to battle.")], min_confidence=0.0)
     assert composed.sentences[0][0].startswith("Achilles offers a libation")
+
+
+def test_who_did_it_cues_a_name_the_question_lacks() -> None:
+    asked = shape("Who painted the portrait of Dorian Gray?")
+    assert not asked.defining
+    assert asked.cue("The portrait was painted by his friend, the artist Basil Hallward.") == 1
+    assert asked.cue("The portrait of Dorian Gray hung where Dorian Gray played.") == 0
+    assert asked.cue("He painted it in the summer,\nAnd then he slept.") == 0  # a verse line
+    assert shape("Who is Patroclus?").defining
