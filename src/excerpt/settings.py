@@ -64,7 +64,7 @@ class Settings:
     mmr_lambda: float = _setting(
         0.7, "ask --mmr: MMR trade-off between relevance (1.0) and diversity (0.0).")
     answer_min_confidence: float = _setting(
-        0.44, "ask: answer cautiously when the best sentence's match with the question "
+        0.42, "ask: answer cautiously when the best sentence's match with the question "
         "(similarity, coverage, focus; 0-1) is below this (calibrated on bench/qa tune).")
     archive_max_member_mb: int = _setting(
         512, "Zip archives (code bundles, HWPX): most megabytes one member may expand to.")
