@@ -13,8 +13,10 @@ diverse and put in reading order (issue 16 item 3).
    sentence holds; ``focus``, the share of the focus tokens (the entity asked about,
    :mod:`excerpt.compose.question`; the coverage when the question has none); ``cue``, 1 when
    the sentence carries a cue of the question's type ("because" for why, "son of" for who …).
-   The ``PREFILTER`` (16) best by these (plus the rank prior) go on: 12, 16, 24 or 32 give
-   the same answers on bench/qa/books.yaml, and each sentence embedded costs time.
+   The ``PREFILTER`` (12) best by these (plus the rank prior) are embedded (the rest stay as
+   fillers for the answer's length, without ``sem``): 12, 16, 24 or 32 give
+   the same answers on bench/qa/books.yaml, and each sentence embedded costs about 7 ms
+   (MiniLM int8, 2 cores; the ask budget is 150 ms BM25, 300 ms hybrid).
 3. **Semantic similarity**: the cosine of sentence and question in the collection's own
    embedder (``embed``: MiniLM only, e5 is ten times slower); absent without one.
 4. **Score** = ``W_SEM·sem + W_COV·coverage + W_FOCUS·focus + W_CUE·cue + W_LEN·length +
@@ -50,7 +52,7 @@ from excerpt.compose.sentences import one_line, sentence_spans
 from excerpt.types import Node
 
 MIN_TOKENS = 3
-PREFILTER = 16
+PREFILTER = 12
 W_SEM, W_COV, W_FOCUS, W_CUE, W_LEN, W_RANK = 1.0, 1.0, 0.5, 0.2, 0.3, 0.1
 LONG_WORDS = 35
 MMR_PENALTY = 0.5
@@ -153,16 +155,18 @@ def confidence(features: Mapping[str, float]) -> float:
 
 def score(pool: list[Sentence], question: str, wanted: frozenset[str], shape: QuestionShape,
           weights: Mapping[str, float] | None, embed: Embed | None) -> list[Sentence]:
-    """The ``PREFILTER`` best candidates with their features and scores, best first."""
+    """The candidates with their features and scores, best first; only the ``PREFILTER`` best
+    by the lexical features are embedded (the others stay as fillers, scored without ``sem``)."""
     for sentence in pool:
         _lexical(sentence, wanted, shape, weights)
         sentence.score = _combine(sentence.features)
-    pool = sorted(pool, key=lambda s: -s.score)[:PREFILTER]  # stable: ties keep text order
-    found = embed([one_line(s.text) for s in pool]) if embed and pool else None
+    pool = sorted(pool, key=lambda s: -s.score)  # stable: ties keep text order
+    head = pool[:PREFILTER]
+    found = embed([one_line(s.text) for s in head]) if embed and head else None
     if found is not None:
         query, matrix = found
         sims = np.asarray(matrix, dtype=np.float32) @ np.asarray(query, dtype=np.float32)
-        for sentence, sim, row in zip(pool, sims.tolist(), matrix, strict=True):
+        for sentence, sim, row in zip(head, sims.tolist(), matrix, strict=True):
             sentence.features["sem"] = max(0.0, float(sim))
             sentence.vector = row
             sentence.score = _combine(sentence.features)
