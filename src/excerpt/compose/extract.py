@@ -108,20 +108,37 @@ def _quotable(text: str, tokens: frozenset[str], last: bool) -> bool:
 
 
 def candidates(nodes: Sequence[Node]) -> list[Sentence]:
-    """The quotable sentences of ``nodes`` (best first), each once (module docstring, 1)."""
+    """The quotable sentences of ``nodes`` (best first), each once (module docstring, 1); the
+    lines of a code node (:func:`_code_lines`)."""
     out: list[Sentence] = []
     seen: set[str] = set()
     for rank, node in enumerate(nodes):
-        spans = sentence_spans(node.text)
+        code = bool(node.metadata.get("code_language"))
+        spans = _code_lines(node.text) if code else sentence_spans(node.text)
         for i, (start, end) in enumerate(spans):
             text = node.text[start:end]
             tokens = frozenset(content_tokens(text))
             key = one_line(text)
-            if key in seen or not _quotable(text, tokens, i == len(spans) - 1):
+            quotable = (len(tokens) >= MIN_TOKENS - 1 if code
+                        else _quotable(text, tokens, i == len(spans) - 1))
+            if key in seen or not quotable:
                 continue
             seen.add(key)
             out.append(Sentence(node, rank, start, end, tokens))
     return out
+
+
+def _code_lines(text: str) -> list[tuple[int, int]]:
+    """The non-blank lines of a code node as spans, white space trimmed: code has no sentences,
+    and a comment or a declaration is what a line says (a whole method would crowd an answer)."""
+    spans, start = [], 0
+    for line in text.splitlines(keepends=True):
+        body = line.strip()
+        if body and any(ch.isalpha() for ch in body) and len(body.split()) <= LONGEST:
+            left = start + len(line) - len(line.lstrip())
+            spans.append((left, left + len(body)))
+        start += len(line)
+    return spans
 
 
 def _lexical(sentence: Sentence, wanted: frozenset[str], shape: QuestionShape,

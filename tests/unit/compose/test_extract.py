@@ -142,3 +142,17 @@ def test_who_did_it_cues_a_name_the_question_lacks() -> None:
     assert asked.cue("The portrait of Dorian Gray hung where Dorian Gray played.") == 0
     assert asked.cue("He painted it in the summer,\nAnd then he slept.") == 0  # a verse line
     assert shape("Who is Patroclus?").defining
+
+
+def test_a_code_node_is_answered_from_its_lines() -> None:
+    """Code has no sentences: its lines are the candidates, quoted verbatim (a whole chunk was
+    one unquotable 'sentence', and every code question came back cautious and empty)."""
+    code = ("// FakeEnterprise release 1.1\n// Component: NearestNeighbors.FindTopK\n"
+            "// Keywords: Finds nearest vectors using cosine distance.\nnamespace Fake;\n"
+            "public static class NearestNeighbors { public static void FindTopK() { } }\n")
+    node = Node("C0008", "NearestNeighbors.cs", code, metadata={"code_language": "csharp"})
+    composed = compose("Which distance does the nearest neighbour search use?",
+                       [Passage(node, 1.0)])
+    assert not composed.cautious
+    assert "cosine distance" in composed.answer
+    assert composed.quotes and all(q.text in code for q in composed.quotes)
