@@ -5,13 +5,12 @@ and the extractive answer stands in when nothing survives."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.llm import ChatStandIn
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -20,36 +19,9 @@ HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
 QUESTION = "How does excerpt keep a snapshot from being half written?"
 
 
-class ChatServer:
+def chat_server(replies: list[str]) -> ChatStandIn:
     """Answers each chat-completions request with the next scripted content."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies: list[str] = replies
-        self.prompts: list[str] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.prompts.append(body["messages"][-1]["content"])
-                content = server.replies.pop(0) if server.replies else ""
-                data = json.dumps({"choices": [{"message": {"role": "assistant",
-                                                            "content": content}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+    return ChatStandIn(lambda _: replies.pop(0) if replies else "")
 
 
 @pytest.fixture(scope="module")
@@ -60,13 +32,13 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def ask(home: Path, replies: list[str], monkeypatch: pytest.MonkeyPatch,
-        *extra: str) -> tuple[dict[str, Any], ChatServer]:
-    server = ChatServer(replies)
+        *extra: str) -> tuple[dict[str, Any], ChatStandIn]:
+    server = chat_server(replies)
     monkeypatch.setenv("EXCERPT_LLM_URL", server.url)
     monkeypatch.setenv("EXCERPT_LLM_MODEL", "scripted")
     result = CliRunner().invoke(cli, ["--home", str(home), "ask", QUESTION, "--collection",
                                       "demo", "--mode", "bm25", "--json", *extra])
-    server.httpd.shutdown()
+    server.close()
     assert result.exit_code == 0, result.output
     return json.loads(result.output), server
 

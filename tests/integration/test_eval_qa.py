@@ -6,14 +6,13 @@ server, and (marked data) the bench question files against the shared corpora.""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from tests.llm import ChatStandIn
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -253,52 +252,25 @@ def test_a_qa_run_is_kept_alike_on_both_stores(kind: str, qa_file: Path, tmp_pat
         engine.close()
 
 
-class QuotingModel:
-    """A local OpenAI-compatible chat server: answers a synthesis request with its first quote
-    cited as [1], and a concepts request with nothing (excerpt then uses its own concepts)."""
-
-    def __init__(self) -> None:
-        self.requests = 0
-        model = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                model.requests += 1
-                content = body["messages"][-1]["content"]
-                reply = ""
-                if content.startswith("Quotes:\n[1] "):
-                    reply = content.split("\n")[1][len("[1] "):] + " [1]"
-                data = json.dumps({"choices": [{"message": {"role": "assistant",
-                                                            "content": reply}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+def quoting_reply(prompt: str) -> str:
+    """A synthesis request is answered with its first quote cited as [1], a concepts request
+    with nothing (excerpt then uses its own concepts)."""
+    if prompt.startswith("Quotes:\n[1] "):
+        return prompt.split("\n")[1][len("[1] "):] + " [1]"
+    return ""
 
 
 @pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch) -> Iterator[QuotingModel]:
-    server = QuotingModel()
+def model(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatStandIn]:
+    server = ChatStandIn(quoting_reply)
     monkeypatch.setenv("EXCERPT_LLM_URL", server.url)
     monkeypatch.setenv("EXCERPT_LLM_MODEL", "quoting-model")
     yield server
-    server.httpd.shutdown()
+    server.close()
 
 
 def test_with_an_llm_the_eval_measures_its_answers_and_says_so(
-        home: Path, qa_file: Path, model: QuotingModel) -> None:
+        home: Path, qa_file: Path, model: ChatStandIn) -> None:
     report = evaluate(home, qa_file)
     assert report["answerer"] == "llm:quoting-model" and report["llm_model"] == "quoting-model"
     assert model.requests >= 4  # concepts for every question, synthesis where there are quotes
