@@ -93,6 +93,13 @@ SETTINGS: tuple[Setting, ...] = tuple(
 )
 
 
+RETIRED = {
+    "answer_min_coverage": "caution is now calibrated on the best sentence's match; set "
+                           "answer_min_confidence (0-1, default 0.42) instead",
+}
+"""Settings that existed once, with what replaces them (a file naming one is told so)."""
+
+
 def load_settings(path: Path | str, base: Settings | None = None) -> Settings:
     """Settings from a YAML (.yaml/.yml) or TOML (.toml) file of ``name: value`` pairs.
 
@@ -105,6 +112,8 @@ def load_settings(path: Path | str, base: Settings | None = None) -> Settings:
     known = {s.name: s.default for s in SETTINGS}
     changes: dict[str, Any] = {}
     for name, value in raw.items():
+        if name in RETIRED:
+            raise InputError(f"{path}: setting {name!r} is gone: {RETIRED[name]}")
         if name not in known:
             raise InputError(f"{path}: unknown setting {name!r}; known: {', '.join(known)}")
         changes[name] = _coerce(path, name, value, known[name])

@@ -46,6 +46,7 @@ def test_toml_and_yaml_agree(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("no_such: 1\n", "unknown setting 'no_such'"),
+    ("answer_min_coverage: 0.5\n", "is gone: .*answer_min_confidence"),
     ("graph_max_depth: 1.5\n", "graph_max_depth must be int"),
     ("graph_max_depth: true\n", "graph_max_depth must be int"),
     ("fusion: 3\n", "fusion must be str"),
