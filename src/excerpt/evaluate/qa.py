@@ -41,7 +41,6 @@ A ratio with nothing to count (no unanswerable question in a split, say) is None
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -63,6 +62,7 @@ from excerpt.evaluate.qa_metrics import (
     sentence_support,
     strip_marks,
 )
+from excerpt.evaluate.scenarios import read_data
 from excerpt.types import Filters, Principal, SearchMode
 
 SPLITS = ("tune", "heldout")
@@ -88,25 +88,6 @@ class QAFile:
     path: Path
     collection: str | None
     questions: tuple[Question, ...]
-
-
-def read_data(path: Path) -> Any:
-    """The parsed YAML or JSON of ``path``; InputError when it cannot be read or parsed."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}: not valid JSON: {exc}") from None
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML: {exc}") from None
 
 
 def is_qa_file(path: Path) -> bool:

@@ -64,13 +64,17 @@ class ScenarioFile:
     scenarios: tuple[Scenario, ...]
 
 
-def _read(path: Path) -> Any:
+def read_data(path: Path) -> Any:
+    """The parsed YAML or JSON of ``path``; InputError when it cannot be read or parsed."""
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read scenario file {path}: {exc.strerror}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
     if path.suffix.lower() == ".json":
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}: not valid JSON: {exc}") from None
     import yaml
 
     try:
@@ -97,7 +101,7 @@ def _scenario(raw: Any, where: str) -> Scenario:
 
 def load_scenarios(path: Path) -> ScenarioFile:
     """Read and check a scenario file; InputError names the first problem."""
-    data = _read(path)
+    data = read_data(path)
     if not isinstance(data, Mapping) or not isinstance(data.get("scenarios"), list):
         raise InputError(f"{path}: expected a mapping with a list 'scenarios'")
     items = [_scenario(raw, f"{path}: scenario {i + 1}") for i, raw in enumerate(data["scenarios"])]
