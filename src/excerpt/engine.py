@@ -28,7 +28,7 @@ from excerpt.compose.extract import view_embed
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import InputError, StoreError
 from excerpt.graph.expand import GraphLimits, GraphResult, expand
-from excerpt.ingest.book_parts import book_scope, excluded_parts, without_parts
+from excerpt.ingest.book_parts import excluded_parts, without_parts
 from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
 from excerpt.memory.backends import MemoryBackend
 from excerpt.provenance.prov import ExplainCallback
@@ -306,7 +306,7 @@ class Engine:
         excluded = excluded_parts(self.settings.ask_exclude_parts, filters.metadata)
 
         def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Passage]:
-            scoped = replace(filters, metadata={**filters.metadata, **book_scope(scope)})
+            scoped = replace(filters, metadata={**filters.metadata, **scope})
             # book apparatus (contents, prefaces, notes) stays searchable but out of answers
             hits = without_parts(lambda n: self.search(query, scoped, principal, mode, n).hits,
                                  k, excluded)

@@ -31,6 +31,9 @@ MAX_CONCEPTS = 4
 MAX_PHRASE = 3
 _KOREAN_NOUNS = frozenset({"NNG", "NNP", "SL", "SH"})
 _EDGE_PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
+# The metadata key a scope word reads: loaders store PART divisions as books (a node's ``part``
+# names the book's apparatus, :mod:`excerpt.ingest.book_parts`).
+_SCOPE_KEY = {"part": "book"}
 _SCOPE = re.compile(r"\b(book|chapter|canto|part)\s+(\d{1,3}|[ivxlc]{1,7})\b", re.IGNORECASE)
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 
@@ -62,6 +65,7 @@ def scope(question: str) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for match in _SCOPE.finditer(question):
         key, number = match.group(1).lower(), match.group(2)
+        key = _SCOPE_KEY.get(key, key)
         value = int(number) if number.isdigit() else roman_to_int(number)
         if value is not None and key not in found:
             found[key] = value

@@ -22,8 +22,8 @@ Parts are spans of the body text; a chunk takes the part holding most of its own
 (its core, without the overlap it repeats from the chunk before), ties going to ``body``, so
 a chunk that is half argument and half verse stays in the text ``ask`` reads.
 
-:func:`without_parts`, :func:`excluded_parts` and :func:`book_scope` are what ``Engine.ask``
-uses to leave the apparatus out of its search (setting ``ask_exclude_parts``).
+:func:`without_parts` and :func:`excluded_parts` are what ``Engine.ask`` uses to leave the
+apparatus out of its search (setting ``ask_exclude_parts``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from excerpt.types import Hit
 
-__all__ = ["APPARATUS", "PARTS", "PartSpan", "book_scope", "excluded_parts", "part_of",
+__all__ = ["APPARATUS", "PARTS", "PartSpan", "excluded_parts", "part_of",
            "part_spans", "without_parts"]
 
 PARTS = ("body", "header", "licence", "contents", "front", "argument", "back", "notes", "index")
@@ -184,16 +184,6 @@ def excluded_parts(setting: Sequence[str], where: Mapping[str, Any]) -> frozense
     """The parts ``ask`` leaves out: the setting's, none when the caller's own filter names a
     part (asking inside the notes must find the notes)."""
     return frozenset() if "part" in where else frozenset(setting)
-
-
-def book_scope(scope: Mapping[str, Any]) -> dict[str, Any]:
-    """A question's scope as node metadata: "in part 2" is book 2 (the loader reads PART
-    headings as books; the ``part`` key names the apparatus)."""
-    out = dict(scope)
-    if isinstance(out.get("part"), int):
-        number = out.pop("part")
-        out.setdefault("book", number)
-    return out
 
 
 def without_parts(search: Callable[[int], Sequence[_Hit]], k: int,

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from excerpt.compose.grounding import scope
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.book_parts import book_scope, excluded_parts, without_parts
+from excerpt.ingest.book_parts import excluded_parts, without_parts
 from excerpt.ingest.gutenberg import load_gutenberg
 from excerpt.types import Hit, Node
 
@@ -114,8 +115,8 @@ def test_without_parts_over_fetches_until_k_are_kept() -> None:
 def test_a_filter_on_part_turns_the_exclusion_off_and_part_n_is_book_n() -> None:
     assert excluded_parts(("notes",), {"part": "notes"}) == frozenset()
     assert excluded_parts(("notes",), {"book": 1}) == frozenset({"notes"})
-    assert book_scope({"part": 2}) == {"book": 2}
-    assert book_scope({"chapter": 3}) == {"chapter": 3}
+    assert scope("Where is the mill in part 2?") == {"book": 2}
+    assert scope("What happens in chapter 3?") == {"chapter": 3}
 
 
 # --- the real books: ids unchanged, parts where the apparatus is -------------------------------
