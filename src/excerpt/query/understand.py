@@ -57,8 +57,10 @@ def _expander(lexicon_path: str) -> MultiStageExpander:
     return MultiStageExpander(EntityRecognizer(load_lexicon(lexicon_path or None)))
 
 
-def understand(query: str, language: str, lexicon_path: str = "") -> QueryPlan:
-    """Entities, expansion and adaptive k when the lexicon is for ``language``; else nothing."""
+def understand(query: str, language: str, lexicon_path: str = "",
+               tokens: Sequence[str] | None = None) -> QueryPlan:
+    """Entities, expansion and adaptive k when the lexicon is for ``language``; else nothing.
+    ``tokens``: the query's analysis when the caller has it (else it is analysed here)."""
     expander = _expander(lexicon_path)
     lexicon = expander.lexicon
     if lexicon.language and lexicon.language != language:
@@ -70,7 +72,8 @@ def understand(query: str, language: str, lexicon_path: str = "") -> QueryPlan:
     t2 = time.perf_counter()
     top = select_top_k(query, entities, lexicon)
     t3 = time.perf_counter()
-    plain = [] if expansion.formal else plain_terms(query, analyze(query, language), lexicon)
+    plain = [] if expansion.formal else plain_terms(
+        query, analyze(query, language) if tokens is None else tokens, lexicon)
     t4 = time.perf_counter()
     timings = {"entities": (t1 - t0) * 1000, "expansion": (t2 - t1) * 1000,
                "top_k": (t3 - t2) * 1000, "plain_words": (t4 - t3) * 1000}

@@ -143,6 +143,14 @@ def test_formal_queries_skip_the_plain_words() -> None:
     assert plan.plain == [] and plan.expanded_terms == []
 
 
+def test_the_callers_tokens_are_used_when_given() -> None:
+    query = "교수가 1년 쉬면서 연구하고 싶으면?"  # 쉬 (one syllable) is matched as a token only
+    plain = understand(query, "ko").plain
+    assert "연구년" in plain
+    assert understand(query, "ko", tokens=analyze(query, "ko")).plain == plain
+    assert "연구년" not in understand(query, "ko", tokens=["교수"]).plain
+
+
 def test_plain_terms_weigh_as_much_as_query_words() -> None:
     plan = understand("군대 가야 하는데 학교는 어떻게 해요?", "ko")
     tokens = analyze("군대 가야 하는데 학교는 어떻게 해요?", "ko")
