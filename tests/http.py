@@ -7,6 +7,7 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Sequence
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +22,34 @@ CAST: tuple[tuple[str, ...], ...] = (
 ingester, and eve's key is revoked by :func:`add_keys`."""
 
 
-def call(url: str, key: str | None = None, body: Any = None, *, method: str | None = None,
-         headers: dict[str, str] | None = None, timeout: float = 60) -> tuple[int, Any]:
-    """One request: ``body`` a dict is sent as JSON, bytes as they are, None makes a GET.
-    Returns the status and the body parsed as JSON (an event stream or a body that is not JSON
-    as its text)."""
+def request(url: str, key: str | None = None, body: Any = None, *, method: str | None = None,
+            headers: dict[str, str] | None = None) -> urllib.request.Request:
+    """The request :func:`call` sends: ``body`` a dict as JSON, bytes as they are, None makes a
+    GET; ``key`` as the bearer token."""
     sent = dict(headers or {})
     if key is not None:
         sent.setdefault("Authorization", f"Bearer {key}")
     data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
     if body is not None and not isinstance(body, bytes):
         sent.setdefault("Content-Type", "application/json")
-    request = urllib.request.Request(url, data, sent,
-                                     method=method or ("GET" if data is None else "POST"))
+    return urllib.request.Request(url, data, sent,
+                                  method=method or ("GET" if data is None else "POST"))
+
+
+def exchange(sent: urllib.request.Request, timeout: float = 60) -> tuple[int, bytes, Message]:
+    """Sends ``sent``: the status, the raw body and the headers (an error status too)."""
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            status, raw = int(response.status), response.read()
+        with urllib.request.urlopen(sent, timeout=timeout) as response:
+            return int(response.status), response.read(), response.headers
     except urllib.error.HTTPError as exc:
-        status, raw = exc.code, exc.read()
+        return exc.code, exc.read(), exc.headers
+
+
+def call(url: str, key: str | None = None, body: Any = None, *, method: str | None = None,
+         headers: dict[str, str] | None = None, timeout: float = 60) -> tuple[int, Any]:
+    """One request (see :func:`request`). Returns the status and the body parsed as JSON (an
+    event stream or a body that is not JSON as its text)."""
+    status, raw, _ = exchange(request(url, key, body, method=method, headers=headers), timeout)
     try:
         return status, json.loads(raw)
     except ValueError:

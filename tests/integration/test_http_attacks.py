@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import socket
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -18,7 +16,7 @@ from urllib.parse import quote, urlparse
 
 import pytest
 from click.testing import CliRunner
-from tests.http import add_keys
+from tests.http import add_keys, exchange, request
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -39,18 +37,9 @@ class Service:
              headers: dict[str, str] | None = None) -> tuple[int, Any]:
         """One request; the status and the parsed JSON (or the event stream's text). Every
         refusal is checked for server paths here, whatever the test looks at."""
-        sent = dict(headers or {})
-        if key is not None:
-            sent.setdefault("Authorization", f"Bearer {key}")
-        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-        if body is not None and not isinstance(body, bytes):
-            sent.setdefault("Content-Type", "application/json")
-        request = urllib.request.Request(self.url + path, data, sent, method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                status, raw, kind = response.status, response.read(), response.headers
-        except urllib.error.HTTPError as exc:
-            status, raw, kind = exc.code, exc.read(), exc.headers
+        sent = request(self.url + path, key, body, method=method, headers=headers)
+        status, raw, kind = exchange(sent)
+        data = sent.data if isinstance(sent.data, bytes) else None
         text = raw.decode("utf-8")
         echoed = data is not None and str(self.root).encode() in data  # the caller's own
         if (status >= 400 or '"error"' in text) and not echoed:  # (a source may be a path)
