@@ -8,7 +8,7 @@ view's part indexes, so fusion, reranking, fetching and tracing are the engine's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,20 @@ from excerpt.types import Edge, Principal
 
 SHADOW_VIEWS = 64
 """How many views' shadowed nodes an access remembers (a view changes only on import)."""
+
+_T = TypeVar("_T")
+
+
+def _per_view(cache: dict[tuple[str, ...], _T], snapshots: Sequence[SnapshotInfo],
+              make: Callable[[tuple[str, ...]], _T]) -> _T:
+    """``make(ids)`` once per set of snapshots (which never change), the oldest of
+    ``SHADOW_VIEWS`` remembered sets forgotten first."""
+    key = tuple(sorted(s.snapshot_id for s in snapshots))
+    if key not in cache:
+        if len(cache) >= SHADOW_VIEWS:
+            cache.pop(next(iter(cache)))
+        cache[key] = make(key)
+    return cache[key]
 
 CITATION_RELATIONS = {"cites", "related"}
 """Edges that multi-hop retrieval follows (regulation references); code edges are not."""
@@ -134,12 +148,8 @@ class SegmentAccess:
     def shadows(self, snapshots: Sequence[SnapshotInfo]) -> Shadows:
         """Shadowed nodes of a view (retrieve/view.py), once per set of snapshots: snapshots
         never change, so neither does what they shadow."""
-        key = tuple(sorted(s.snapshot_id for s in snapshots))
-        if key not in self._shadows:
-            if len(self._shadows) >= SHADOW_VIEWS:
-                self._shadows.pop(next(iter(self._shadows)))
-            self._shadows[key] = shadowed(self.store, snapshots) if len(key) > 1 else {}
-        return self._shadows[key]
+        return _per_view(self._shadows, snapshots,
+                         lambda ids: shadowed(self.store, snapshots) if len(ids) > 1 else {})
 
     def notes(self, view: View) -> list[str]:
         return [f"snapshot {p.info.snapshot_id} was indexed with analyzer version "
@@ -288,12 +298,8 @@ class SqlAccess:
 
     def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
              metadata: Mapping[str, Any]) -> sql.SqlView:
-        key = tuple(sorted(s.snapshot_id for s in snapshots))
-        if key not in self._clashes:  # once per set of snapshots, which never change
-            if len(self._clashes) >= SHADOW_VIEWS:
-                self._clashes.pop(next(iter(self._clashes)))
-            self._clashes[key] = sql.sql_clashes(self.rows, key)
-        return sql.sql_view(self.rows, snapshots, principal, metadata, self._clashes[key])
+        clashes = _per_view(self._clashes, snapshots, lambda ids: sql.sql_clashes(self.rows, ids))
+        return sql.sql_view(self.rows, snapshots, principal, metadata, clashes)
 
     def notes(self, view: sql.SqlView) -> list[str]:
         return []
