@@ -27,7 +27,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Self
 
 from excerpt.errors import CorpusError
 
@@ -51,7 +51,21 @@ class ArchiveLimits:
     ratio_floor_bytes: int = 8 * MIB
 
 
-class SafeZip:
+class _Closing:
+    """``with`` closes it."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+
+class SafeZip(_Closing):
     """A zip file whose members are read within :class:`ArchiveLimits` (see the module)."""
 
     def __init__(self, path: Path, limits: ArchiveLimits, what: str = "") -> None:
@@ -119,15 +133,8 @@ class SafeZip:
     def close(self) -> None:
         self._zip.close()
 
-    def __enter__(self) -> SafeZip:
-        return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        self.close()
-
-
-class Member:
+class Member(_Closing):
     """One member's bytes as a file object (``read``, ``close``), counted as they come out."""
 
     def __init__(self, archive: SafeZip, info: zipfile.ZipInfo, handle: IO[bytes]) -> None:
@@ -154,13 +161,6 @@ class Member:
 
     def close(self) -> None:
         self._handle.close()
-
-    def __enter__(self) -> Member:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        self.close()
 
 
 def _unsafe(name: str) -> bool:
