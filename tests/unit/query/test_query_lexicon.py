@@ -51,6 +51,11 @@ def test_another_institution_in_another_language(tmp_path: Path) -> None:
     ("- just\n- a list\n", "mapping at the top level"),
     ("a: [unclosed", "not valid YAML"),
     ("categories: {procedure: {keywords: [On, apply]}}", "quote words"),
+    ("plain_words: {when: [a]}", "must be a list of rules"),
+    ("plain_words: [[a, b]]", "rule 1 must be a mapping"),
+    ("plain_words: [{when: [a]}]", "needs at least one word"),
+    ("plain_words: [{when: [a], terms: [b], because: [c]}]", "unknown field 'because'"),
+    ("plain_words: [{when: a, terms: [b]}]", "when must be a list of strings"),
 ])
 def test_bad_lexicons(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.yaml"
