@@ -28,7 +28,8 @@ def metrics_of(run: Mapping[str, Any]) -> tuple[str, ...]:
     return {"beir": IR_METRICS, "qa": QA_METRICS}.get(run["kind"], RAG_METRICS)
 
 
-def _value(item: Mapping[str, Any], metric: str) -> float:
+def item_value(item: Mapping[str, Any], metric: str) -> float:
+    """A per-query value of ``metric``; 0 when the item has none."""
     return float(item.get(metric) or 0.0)
 
 
@@ -96,14 +97,14 @@ def compare_runs(a: Mapping[str, Any], b: Mapping[str, Any], test: str = "studen
         pairs = scored(items_a, items_b, metric)
         if not pairs:
             continue
-        xs = [_value(items_a[q], metric) for q in pairs]
-        ys = [_value(items_b[q], metric) for q in pairs]
+        xs = [item_value(items_a[q], metric) for q in pairs]
+        ys = [item_value(items_b[q], metric) for q in pairs]
         p_value = paired_p_value(xs, ys, test)
         deltas.append(MetricDelta(metric, float(np.mean(xs)), float(np.mean(ys)), p_value,
                                   p_value <= max_p))
     main = metrics_of(a)[0]
-    changed = sorted(common, key=lambda q: (-abs(_value(items_b[q], main)
-                                                 - _value(items_a[q], main)), q))
+    changed = sorted(common, key=lambda q: (-abs(item_value(items_b[q], main)
+                                                 - item_value(items_a[q], main)), q))
     return {
         "a": a["id"], "b": b["id"], "test": test, "max_p": max_p, "queries": len(common),
         "metrics": [d.to_json() for d in deltas],
@@ -115,6 +116,6 @@ def compare_runs(a: Mapping[str, Any], b: Mapping[str, Any], test: str = "studen
 def _changed(a: Mapping[str, Any], b: Mapping[str, Any], metric: str) -> dict[str, Any]:
     relevant = set(a.get("relevant", []))
     return {"id": a["id"], "query": a.get("query", ""), "metric": metric,
-            "a": _value(a, metric), "b": _value(b, metric),
+            "a": item_value(a, metric), "b": item_value(b, metric),
             "top_a": [{"id": i, "relevant": i in relevant} for i in a.get("ranking", [])[:5]],
             "top_b": [{"id": i, "relevant": i in relevant} for i in b.get("ranking", [])[:5]]}

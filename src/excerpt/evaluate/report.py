@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from excerpt.errors import InputError
-from excerpt.evaluate.compare import compare_runs, metrics_of, scored
+from excerpt.evaluate.compare import compare_runs, item_value, metrics_of, scored
 from excerpt.evaluate.runs import principal_label
 
 FIGURE_INCHES = (8.0, 4.0)
@@ -134,7 +134,7 @@ def plot_win_loss(comparison: Mapping[str, Any], a: Mapping[str, Any],
     metric = metrics_of(a)[0]
     items_a = {str(i["id"]): i for i in a["items"]}
     items_b = {str(i["id"]): i for i in b["items"]}
-    deltas = sorted(float(items_b[q][metric] or 0.0) - float(items_a[q][metric] or 0.0)
+    deltas = sorted(item_value(items_b[q], metric) - item_value(items_a[q], metric)
                     for q in scored(items_a, items_b, metric))
     fig, ax = plt.subplots()
     colors = ["#2a9d4b" if d > 0 else "#c0392b" if d < 0 else "#999999" for d in deltas]
