@@ -9,7 +9,9 @@ declare a size the member does not have.
 
 from __future__ import annotations
 
+import json
 import struct
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,11 @@ class Member:
     data: bytes = b""  # deflated as is
     zeros_mib: int = 0  # or: this many MiB of zeros (a bomb)
     declared_size: int | None = None  # the size the headers claim (None: the true size)
+
+
+# A code bundle's parts (``excerpt.ingest.code_bundle``), for bundles built from members
+BUNDLE_META = Member("R/repo_meta.json", json.dumps({"Repo": "R", "SnapshotId": "s"}).encode())
+BUNDLE_CHUNKS = "R/regular_code_bundle/chunks.json"
 
 
 def _zeros_stream(mib: int) -> tuple[bytes, int]:
@@ -60,4 +67,12 @@ def write_zip(path: Path, members: list[Member]) -> Path:
     end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(central),
                       len(out), 0)
     path.write_bytes(bytes(out + central + end))
+    return path
+
+
+def write_bzip2_bundle(path: Path) -> Path:
+    """A code bundle whose chunks.json is bzip2 (zipfile would expand it without a bound)."""
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(BUNDLE_META.name, BUNDLE_META.data)
+        zf.writestr(BUNDLE_CHUNKS, "[]", compress_type=zipfile.ZIP_BZIP2)
     return path

@@ -12,18 +12,17 @@ import json
 import os
 import subprocess
 import sys
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.bombs import MIB, Member, write_zip
+from tests.bombs import BUNDLE_META as META
+from tests.bombs import MIB, Member, write_bzip2_bundle, write_zip
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
 
-META = Member("R/repo_meta.json", json.dumps({"Repo": "R", "SnapshotId": "s"}).encode())
 HUGE_LINE = ("lorem ipsum dolor sit amet " * 160_000).encode()  # 4.3 MB, no line break
 SECTION = "Contents/section0.xml"
 
@@ -37,13 +36,6 @@ def _file(name: str, data: bytes) -> Callable[[Path], Path]:
 
 def _zip(name: str, *members: Member) -> Callable[[Path], Path]:
     return lambda tmp: write_zip(tmp / name, list(members))
-
-
-def _bzip2_bundle(tmp: Path) -> Path:
-    with zipfile.ZipFile(tmp / "bz.zip", "w") as zf:
-        zf.writestr(META.name, META.data)
-        zf.writestr("R/regular_code_bundle/chunks.json", "[]", compress_type=zipfile.ZIP_BZIP2)
-    return tmp / "bz.zip"
 
 
 def _dangling(tmp: Path) -> Path:
@@ -98,7 +90,8 @@ CORPUS: list[tuple[str, Callable[[Path], Path], str, str | None]] = [
      "leaves the archive"),
     ("bundle-absolute", _zip("abs.zip", META, Member("/etc/passwd", b"x")), "auto",
      "leaves the archive"),
-    ("bundle-bzip2", _bzip2_bundle, "auto", "compression method 12"),
+    ("bundle-bzip2", lambda tmp: write_bzip2_bundle(tmp / "bz.zip"), "auto",
+     "compression method 12"),
     ("bundle-ratio-bomb", _zip("ratio.zip", META, Member("R/regular_code_bundle/chunks.json",
                                                          zeros_mib=32)), "auto", "over 200:1"),
     ("bundle-bad-acl", _zip("acl.zip", META, Member(

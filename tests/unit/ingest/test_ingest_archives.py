@@ -4,13 +4,13 @@ never a raw zipfile, zlib or XML exception."""
 
 from __future__ import annotations
 
-import json
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.bombs import Member, write_zip
+from tests.bombs import BUNDLE_CHUNKS as CHUNKS
+from tests.bombs import BUNDLE_META as META
+from tests.bombs import Member, write_bzip2_bundle, write_zip
 
 from excerpt.engine import Engine
 from excerpt.errors import CorpusError
@@ -20,8 +20,6 @@ from excerpt.ingest.code_bundle import load_code_bundle
 from excerpt.ingest.regulations import load_hwpx
 from excerpt.settings import Settings
 
-META = Member("R/repo_meta.json", json.dumps({"Repo": "R", "SnapshotId": "s"}).encode())
-CHUNKS = "R/regular_code_bundle/chunks.json"
 SECTION = "Contents/section0.xml"
 GOOD_SECTION = (b'<hs:sec xmlns:hs="http://www.hancom.co.kr/hwpml/2011/section" '
                 b'xmlns:hp="http://www.hancom.co.kr/hwpml/2011/paragraph"><hp:p><hp:run>'
@@ -80,10 +78,7 @@ def test_zip_slip_names_are_refused(tmp_path: Path, name: str) -> None:
 
 def test_other_compressions_are_refused(tmp_path: Path) -> None:
     """zipfile decompresses bzip2 and LZMA without an output bound."""
-    path = tmp_path / "bundle.zip"
-    with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr(META.name, META.data)
-        zf.writestr(CHUNKS, "[]", compress_type=zipfile.ZIP_BZIP2)
+    path = write_bzip2_bundle(tmp_path / "bundle.zip")
     with pytest.raises(CorpusError, match=r"chunks\.json: refused: compression method 12"):
         load_code_bundle([path])
 
