@@ -62,7 +62,7 @@ from excerpt.evaluate.qa_metrics import (
     sentence_support,
     strip_marks,
 )
-from excerpt.evaluate.scenarios import read_data
+from excerpt.evaluate.scenarios import read_data, seen_snapshots
 from excerpt.types import Filters, Principal, SearchMode
 
 SPLITS = ("tune", "heldout")
@@ -284,8 +284,6 @@ def evaluate_qa(engine: Engine, file: QAFile, collection: str | None = None,
 def _report(engine: Engine, name: str, rows: list[dict[str, Any]], mode: str,
             options: AskOptions | None, reranker: str | None, principal: Principal,
             split: str, llm: Any) -> dict[str, Any]:
-    from excerpt.evaluate.scenarios import _seen_snapshots
-
     model = getattr(llm, "model", None) if llm is not None else None
     return {
         "collection": name, "mode": mode, "split": split,
@@ -299,6 +297,6 @@ def _report(engine: Engine, name: str, rows: list[dict[str, Any]], mode: str,
                      if (sub := [r for r in rows if r["split"] == s])},
         "by_corpus": {c: summarise(sub) for c in sorted({r["corpus"] for r in rows})
                       if (sub := [r for r in rows if r["corpus"] == c])},
-        "snapshot_ids": _seen_snapshots(engine, name, principal),
+        "snapshot_ids": seen_snapshots(engine, name, principal),
         "per_question": rows,
     }

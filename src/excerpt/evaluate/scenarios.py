@@ -184,7 +184,7 @@ def _mismatched(rows: Sequence[Mapping[str, Any]],
                for r, s in zip(rows, shifted, strict=True)) / len(rows)
 
 
-def _seen_snapshots(engine: Engine, collection: str, principal: Principal) -> list[str]:
+def seen_snapshots(engine: Engine, collection: str, principal: Principal) -> list[str]:
     """The default view's snapshots the principal may see a node of (the run names no other)."""
     infos = engine.resolve(Filters(collection=collection))
     seen = engine.access.seen_snapshots(infos, principal)
@@ -224,7 +224,7 @@ def evaluate_scenarios(engine: Engine, file: ScenarioFile, collection: str | Non
         "answer_relevancy_mismatched": _mismatched(rows, similarity),
         "latency_ms": latency_summary([r["latency_ms"] for r in rows]),
         "stage_latency_ms": stage_summary([r["stages_ms"] for r in rows]),
-        "snapshot_ids": _seen_snapshots(engine, name, principal),
+        "snapshot_ids": seen_snapshots(engine, name, principal),
         "by_kind": {kind: {"scenarios": len(sub), **{m: _mean(sub, m) for m in METRICS}}
                     for kind in kinds if (sub := [r for r in rows if r["kind"] == kind])},
         "per_scenario": rows,
