@@ -34,6 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from excerpt.errors import ExcerptError
 from excerpt.memory.intents import INTENTS, handle
 from excerpt.memory.store import MemoryStore
+from excerpt.server.openapi import install as install_openapi
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 _STATUS = {"input": 400, "corpus": 400, "not_found": 404}
@@ -141,24 +142,6 @@ def _install_error_handlers(app: FastAPI) -> None:
         return error("internal error (the daemon's log says more)", "internal", 500)
 
 
-def _without_validation_responses(app: FastAPI) -> None:
-    """Validation errors are answered 400 in the one shape: drop FastAPI's 422 entries."""
-    generate = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = generate()
-            for path in schema.get("paths", {}).values():
-                for operation in path.values():
-                    operation.get("responses", {}).pop("422", None)
-            for name in ("HTTPValidationError", "ValidationError"):
-                schema.get("components", {}).get("schemas", {}).pop(name, None)
-            app.openapi_schema = schema
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
-
-
 def create_memory_app(store: MemoryStore, backend_name: str,
                       hosts: frozenset[str] | None = None) -> FastAPI:
     """The FastAPI app over ``store``; ``backend_name`` is reported by the health check;
@@ -167,7 +150,7 @@ def create_memory_app(store: MemoryStore, backend_name: str,
                   responses=ERRORS)
     app.add_middleware(LoopbackHosts, allowed=hosts or allowed_hosts())
     _install_error_handlers(app)
-    _without_validation_responses(app)
+    install_openapi(app, bearer=False)  # validation errors answer 400: no 422 entries
 
     @app.get("/-/health")
     def health() -> dict[str, Any]:

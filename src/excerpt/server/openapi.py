@@ -48,29 +48,31 @@ def event_stream() -> dict[int | str, dict[str, Any]]:
                   "content": {"text/event-stream": {"schema": _EVENT}}}}
 
 
-def install(app: FastAPI) -> None:
-    """Replaces ``app.openapi`` with the corrected document (built once, then cached)."""
+def install(app: FastAPI, *, bearer: bool = True) -> None:
+    """Replaces ``app.openapi`` with the corrected document (built once, then cached);
+    ``bearer`` False for an app without keys (the memory daemon): no security scheme."""
 
     def document() -> dict[str, Any]:
         if app.openapi_schema is None:
             app.openapi_schema = _corrected(get_openapi(
                 title=app.title, version=app.version, description=app.description,
-                routes=app.routes))
+                routes=app.routes), bearer)
         return app.openapi_schema
 
     app.openapi = document  # type: ignore[method-assign]
 
 
-def _corrected(doc: dict[str, Any]) -> dict[str, Any]:
+def _corrected(doc: dict[str, Any], bearer: bool) -> dict[str, Any]:
     for path, item in doc.get("paths", {}).items():
         for operation in item.values():
             operation.get("responses", {}).pop("422", None)  # validation answers 400
-            if path not in _OPEN:
+            if bearer and path not in _OPEN:
                 operation["security"] = [{"bearer": []}]
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     for unused in ("HTTPValidationError", "ValidationError"):
         schemas.pop(unused, None)
-    doc["components"]["securitySchemes"] = {
-        "bearer": {"type": "http", "scheme": "bearer",
-                   "description": "An API key from `excerpt keys add`"}}
+    if bearer:
+        doc["components"]["securitySchemes"] = {
+            "bearer": {"type": "http", "scheme": "bearer",
+                       "description": "An API key from `excerpt keys add`"}}
     return doc
