@@ -137,6 +137,7 @@ def _check_split(split: str | None, qa: bool) -> None:
 def _qa(ctx: click.Context, path: Path, collection: str | None, mode: str, k: int | None,
         update: Any, rerank: str | None, principal: Principal, split: str,
         llm: bool) -> dict[str, Any]:
+    from excerpt.cli.ask_cmd import _llm_client  # the client `excerpt ask --llm` uses
     from excerpt.compose.ask import AskOptions
     from excerpt.evaluate.qa import evaluate_qa, load_qa
 
@@ -147,14 +148,6 @@ def _qa(ctx: click.Context, path: Path, collection: str | None, mode: str, k: in
     return evaluate_qa(engine, load_qa(path), collection, mode, options,  # type: ignore[arg-type]
                        rerank or settings.reranker, principal, split,
                        _llm_client() if llm else None, update)
-
-
-def _llm_client() -> Any:
-    """The client EXCERPT_LLM_URL / _MODEL / _KEY configure, or None (extractive)."""
-    from excerpt.compose.llm import LLMClient, LLMConfig
-
-    config = LLMConfig.from_env()
-    return LLMClient(config) if config else None
 
 
 def _beir(ctx: click.Context, folder: Path, split: str, collection: str | None, mode: str,
