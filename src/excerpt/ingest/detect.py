@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from excerpt.errors import InputError
@@ -112,8 +113,11 @@ def load(
     paths: Sequence[Path], fmt: str = "auto", options: LoadOptions | None = None
 ) -> LoadedCorpus:
     """Load ``paths`` with the loader named ``fmt`` (``"auto"``: :func:`detect_format`)."""
-    # refused before a format sniffer opens a file outside the roots
-    require_paths(paths, options.roots if options else None)
+    if options is not None and options.roots is not None:
+        # refused before a format sniffer opens a file outside the roots; checked once here,
+        # so the loader need not walk the tree again
+        require_paths(paths, options.roots)
+        options = replace(options, roots=None)
     if fmt == "auto":
         fmt = detect_format(paths)
     loader = LOADERS.get(fmt)
