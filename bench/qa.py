@@ -28,6 +28,7 @@ from typing import Any
 
 from excerpt.engine import Engine
 from excerpt.evaluate.qa import evaluate_qa, load_qa
+from excerpt.evaluate.qa_report import COLUMNS
 from excerpt.evaluate.runs import git_commit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,11 +41,6 @@ CORPORA: dict[str, list[tuple[list[Path], str]]] = {
     "code": [([DATA / "fake_enterprise" / "Release_FAKE_ENTERPRISE_1.0.zip"], "code-bundle"),
              ([DATA / "fake_enterprise" / "Release_FAKE_ENTERPRISE_1.1.zip"], "code-bundle")],
 }
-COLUMNS = (("stated", "fact_stated"), ("quotes", "fact_in_quotes"),
-           ("gold@k", "gold_recall@k"), ("cite", "citation_precision"),
-           ("verbatim", "quotes_verbatim"), ("numbers", "citation_numbering"),
-           ("caut-P", "cautious_precision"), ("caut-R", "cautious_recall"),
-           ("caut-ans", "cautious_on_answerable"), ("abstain", "abstention_accuracy"))
 
 
 def ensure(engine: Engine, collection: str) -> None:
