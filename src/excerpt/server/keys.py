@@ -32,7 +32,7 @@ import secrets
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -253,8 +253,7 @@ class KeyRing:
     def revoke(self, name: str) -> KeyEntry:
         for i, e in enumerate(self.entries):
             if e.name == name and not e.revoked:
-                self.entries[i] = KeyEntry(e.name, e.sha256, e.role, e.acl_tags, e.clearances,
-                                           True, e.created_at)
+                self.entries[i] = replace(e, revoked=True)
                 return self.entries[i]
         raise InputError(f"no active key named {name!r}")
 
