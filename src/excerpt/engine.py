@@ -220,7 +220,7 @@ class Engine:
         timings["filter"] = (t1 - t0) * 1000
         language = detect_language(query)
         tokens = analyze(query, language)
-        plan = understand(query, language, self.settings.query_lexicon)
+        plan = understand(query, language, self.settings.query_lexicon, tokens)
         timings.update(plan.timings_ms)
         weights = plan.weights(tokens, lambda t: analyze(t, language),
                                self.settings.expansion_weight)
