@@ -4,6 +4,8 @@ cast of API keys the service tests use."""
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Sequence
@@ -11,6 +13,7 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from excerpt.cli.main import cli
@@ -54,6 +57,20 @@ def call(url: str, key: str | None = None, body: Any = None, *, method: str | No
         return status, json.loads(raw)
     except ValueError:
         return status, raw.decode("utf-8", "replace")
+
+
+def wait_started(url: str, process: subprocess.Popen[bytes], tries: int = 300) -> None:
+    """Waits until ``url``/-/health answers; fails the test when ``process`` (its stderr a
+    pipe) exits first or nothing answers within ``tries`` tenths of a second."""
+    for _ in range(tries):
+        try:
+            urllib.request.urlopen(f"{url}/-/health", timeout=1).close()
+            return
+        except OSError:
+            if process.poll() is not None:
+                pytest.fail(f"the server exited: {process.communicate()[1].decode()[-2000:]}")
+            time.sleep(0.1)
+    pytest.fail("the server did not start")
 
 
 def add_keys(home: Path, cast: Iterable[Sequence[str]] = CAST,

@@ -9,15 +9,13 @@ import json
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.http import call
+from tests.http import call, wait_started
 
 from excerpt.cli.main import cli
 
@@ -37,17 +35,8 @@ def daemon(tmp_path_factory: pytest.TempPathFactory,
          "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):
-            try:
-                with urllib.request.urlopen(f"{url}/-/health", timeout=1) as response:
-                    assert json.loads(response.read())["backend"] == "durable"
-                    break
-            except OSError:
-                if process.poll() is not None:
-                    pytest.fail(f"daemon exited: {process.stderr.read().decode()}")  # type: ignore[union-attr]
-                time.sleep(0.1)
-        else:
-            pytest.fail("daemon did not start")
+        wait_started(url, process)
+        assert call(f"{url}/-/health")[1]["backend"] == "durable"
         yield url, home
     finally:
         process.terminate()

@@ -9,13 +9,12 @@ import json
 import re
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.http import wait_started
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -39,12 +38,7 @@ def server(tmp_path: Path, free_port: Callable[[], int]) -> Iterator[tuple[str, 
                                 "--port", str(port)], stderr=subprocess.PIPE)
     try:
         url = f"http://127.0.0.1:{port}"
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"{url}/-/health", timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_started(url, process)
         yield url, key, tmp_path
     finally:
         process.terminate()

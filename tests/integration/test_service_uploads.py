@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.http import call
+from tests.http import call, wait_started
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -122,14 +122,8 @@ def stall_an_upload(port: int, key: str) -> socket.socket:
 def start(home: Path, port: int) -> subprocess.Popen[bytes]:
     server = subprocess.Popen([sys.executable, "-m", "excerpt", "--home", str(home), "serve",
                                "--port", str(port)], stderr=subprocess.PIPE)
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/-/health", timeout=1).close()
-            return server
-        except OSError:
-            assert server.poll() is None, server.communicate()[1].decode()[-2000:]
-            time.sleep(0.1)
-    raise RuntimeError("the server did not start")
+    wait_started(f"http://127.0.0.1:{port}", server)
+    return server
 
 
 def wait_for(check: Callable[[], bool], seconds: float = 15) -> bool:
