@@ -95,3 +95,24 @@ def test_a_client_leaving_mid_stream_leaves_no_work_running(
     assert wait_idle(work)["finished"] == before["finished"] + 1
     full = time.monotonic() - started - stopped
     assert stopped < full  # leaving saved the rest of the work
+
+
+def test_a_store_failure_in_a_stream_is_answered_like_the_routes_without_its_message() -> None:
+    import asyncio
+
+    from excerpt.errors import InputError, StoreError
+    from excerpt.server.stream import StreamWork, ask_events
+
+    def events(error: Exception) -> list[str]:
+        def run(_: Any) -> Any:
+            raise error
+
+        async def collect() -> list[str]:
+            return [e async for e in ask_events(run, False, StreamWork())]
+
+        return asyncio.run(collect())
+
+    failed = events(StoreError("/srv/excerpt/home/store.db: database disk image is malformed"))
+    assert failed[-1] == 'event: error\ndata: {"error": "internal error", "kind": "internal"}\n\n'
+    refused = events(InputError("no such mode"))
+    assert refused[-1] == 'event: error\ndata: {"error": "no such mode", "kind": "input"}\n\n'

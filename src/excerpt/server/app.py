@@ -10,8 +10,8 @@ conversations are its own), ``POST /v1/ingest`` (an upload: ingester or admin ke
 ``Authorization: Bearer KEY`` is required everywhere else: no key, a wrong key or a revoked
 one is 401. A request may narrow its rights with ``acl_tag`` / ``clearance`` (never widen
 them); ``all_access`` needs an admin key (403 otherwise). Every error has one shape,
-``{"error", "kind"}``, mapped from excerpt's error tree in :func:`_status`; an unexpected
-exception is a bare 500 (details in the server's log only). Limits: a query
+``{"error", "kind"}``, mapped from excerpt's error tree in :mod:`excerpt.server.errors`;
+an unexpected exception is a bare 500 (details in the server's log only). Limits: a query
 of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
 """
 
@@ -34,11 +34,9 @@ from excerpt.compose.ask import AskOptions
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
 from excerpt.engine import EMBEDDERS, Engine
 from excerpt.errors import (
-    DependencyError,
     ExcerptError,
     InputError,
     NotFoundError,
-    ServiceError,
 )
 from excerpt.ingest import FORMATS
 from excerpt.memory.intents import handle
@@ -54,6 +52,8 @@ from excerpt.server.bodies import (
     choice,
     no_nul,
 )
+from excerpt.server.errors import INTERNAL
+from excerpt.server.errors import answer as error_answer
 from excerpt.server.keys import Caller, KeyRing
 from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
@@ -62,16 +62,8 @@ from excerpt.server.uploads import Uploads, receive, renamed, upload_name
 from excerpt.types import Filters, SearchMode, check_where, parse_where
 
 MAX_UPLOAD = 200 * 1024 * 1024
-_STATUS: tuple[tuple[type[ExcerptError], int], ...] = (
-    (InputError, 400), (NotFoundError, 404), (DependencyError, 503), (ServiceError, 502))
-INTERNAL = {"error": "internal error", "kind": "internal"}
 _HTTP_KINDS = {400: "input", 404: "not_found", 405: "method_not_allowed", 413: "input"}
 log = logging.getLogger(__name__)
-
-
-def _status(exc: ExcerptError) -> int:
-    """By class, so that a subclass (CorpusError is an InputError) gets its parent's status."""
-    return next((status for cls, status in _STATUS if isinstance(exc, cls)), 500)
 
 
 def create_app(engine: Engine, keys: KeyRing,
@@ -91,11 +83,8 @@ def create_app(engine: Engine, keys: KeyRing,
 
     @app.exception_handler(ExcerptError)
     def excerpt_error(_: Request, exc: ExcerptError) -> JSONResponse:
-        status = _status(exc)
-        if status == 500:  # a store failure: its message may name server paths
-            log.error("excerpt: a request failed: %s", exc)
-            return JSONResponse(INTERNAL, status_code=500)
-        return JSONResponse({"error": str(exc), "kind": exc.kind}, status_code=status)
+        status, body = error_answer(exc)  # a 500's message, which may name paths: logged
+        return JSONResponse(body, status_code=status)
 
     @app.exception_handler(Exception)
     def internal(_: Request, exc: Exception) -> JSONResponse:

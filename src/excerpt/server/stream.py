@@ -21,6 +21,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from excerpt.errors import ExcerptError
+from excerpt.server.errors import INTERNAL, answer
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +84,11 @@ async def ask_events(run: Run, explain: bool, work: StreamWork) -> AsyncIterator
         except Cancelled:
             work.count("cancelled", 1)
         except ExcerptError as exc:
-            put(("error", {"error": str(exc), "kind": exc.kind}))
+            put(("error", answer(exc)[1]))  # a store failure's message (server paths): logged
             work.count("finished", 1)
         except Exception:
             log.exception("a streamed ask failed")
-            put(("error", {"error": "internal error", "kind": "internal"}))
+            put(("error", INTERNAL))
             work.count("finished", 1)
         finally:
             work.count("running", -1)
