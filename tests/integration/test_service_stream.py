@@ -99,6 +99,7 @@ def test_a_client_leaving_mid_stream_leaves_no_work_running(
 
 def test_a_store_failure_in_a_stream_is_answered_like_the_routes_without_its_message() -> None:
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
     from excerpt.errors import InputError, StoreError
     from excerpt.server.stream import StreamWork, ask_events
@@ -110,7 +111,10 @@ def test_a_store_failure_in_a_stream_is_answered_like_the_routes_without_its_mes
         async def collect() -> list[str]:
             return [e async for e in ask_events(run, False, StreamWork())]
 
-        return asyncio.run(collect())
+        # a thread of its own: another test (Playwright's sync API) may leave an event loop
+        # running in this one, where asyncio.run refuses to start
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, collect()).result()
 
     failed = events(StoreError("/srv/excerpt/home/store.db: database disk image is malformed"))
     assert failed[-1] == 'event: error\ndata: {"error": "internal error", "kind": "internal"}\n\n'
