@@ -45,3 +45,6 @@ def test_the_report_renders_offline_with_every_plot(tmp_path: Path, page: Any) -
     shot = page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     width, height = png_size(shot)
     assert width == 1100 and height > 4 * FIGURE_PX[1]
+    page.set_viewport_size({"width": 600, "height": 900})  # narrower than any table's content
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0  # tables scroll in their own box; the page never scrolls sideways

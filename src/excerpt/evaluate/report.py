@@ -174,7 +174,8 @@ def _e(value: Any) -> str:
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     cells = "".join(f"<th>{_e(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
+    return (f'<div class="scroll"><table><thead><tr>{cells}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
 
 
 def _img(path: Path) -> str:
@@ -233,5 +234,7 @@ def _comparison_html(c: Mapping[str, Any]) -> str:
 _CSS = ("body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem auto;max-width:1100px;"
         "color:#222}table{border-collapse:collapse;margin:.5rem 0 1.2rem}"
         "td,th{border-bottom:1px solid #ddd;padding:.2rem .6rem;text-align:left;"
-        "vertical-align:top}figure{margin:1rem 0}img{max-width:100%;height:auto}"
+        "vertical-align:top;overflow-wrap:anywhere}"
+        ".scroll{overflow-x:auto;max-width:100%}figure{margin:1rem 0}"
+        "img{max-width:100%;height:auto}"
         "figcaption{color:#666;font-size:12px}")
