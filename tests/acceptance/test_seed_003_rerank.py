@@ -12,7 +12,8 @@ reranker where exact scores matter (``FixedReranker``, the seed's stub, a seam o
 The question "What about store purchase returns and refunds?" has exactly two offline concepts,
 ``store purchase returns`` (BM25 finds A, then B) and ``refunds`` (C), so retrieval yields
 A, B, C in that order (the seed's fixture) and the seed's arithmetic holds: per concept =
-fetch count // 2.
+fetch count // 2. After the concepts, the question itself is searched with the whole fetch
+count (excerpt's addition: its ranking sees every word at once); here it finds nothing new.
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def selection_types(events: list[ExplainEvent]) -> list[Any]:
 def test_the_question_has_two_concepts_and_retrieval_order_is_a_b_c(corpus: Corpus) -> None:
     assert concepts(QUESTION) == CONCEPTS
     result, _, search = run(corpus, None)
-    assert [c.query for c in search.calls] == CONCEPTS
+    assert [c.query for c in search.calls] == [*CONCEPTS, QUESTION]
     assert [p.node.text for p in result.candidates] == ORDERED_CONTENT
     assert [p.node.id for p in result.candidates] == ORDERED_IDS
 
@@ -182,7 +183,7 @@ def test_without_reranker_documents_are_the_candidates_unchanged(corpus: Corpus)
     cited = {c.node_id for c in result.composed.citations}
     assert cited and cited <= set(ORDERED_IDS)
     # no over-fetch without a reranker: fetch = doc_limit (10) -> 10 // 2 per concept
-    assert [c.k for c in search.calls] == [5, 5]
+    assert [c.k for c in search.calls] == [5, 5, 10]
 
 
 def test_without_reranker_four_events_and_no_node_selection(corpus: Corpus) -> None:
@@ -236,21 +237,22 @@ def test_fetch_limit_over_fetches_then_rerank_narrows_to_doc_limit(
     reranker = FixedReranker()
     _, _, search = run(corpus, reranker,
                        options=AskOptions(doc_limit=doc_limit, fetch_limit=fetch_limit))
-    assert [(c.query, c.k) for c in search.calls] == [(CONCEPTS[0], k), (CONCEPTS[1], k)]
+    assert [(c.query, c.k) for c in search.calls] == [(CONCEPTS[0], k), (CONCEPTS[1], k),
+                                                      (QUESTION, fetched)]
     assert [c.limit for c in reranker.calls] == [doc_limit]  # not fetch_limit
 
 
 def test_without_reranker_fetch_is_doc_limit_whatever_fetch_limit(corpus: Corpus) -> None:
     assert fetch_count(6, 60, reranking=False) == 6
     _, _, search = run(corpus, None, options=AskOptions(doc_limit=6, fetch_limit=60))
-    assert [c.k for c in search.calls] == [3, 3]
+    assert [c.k for c in search.calls] == [3, 3, 6]
 
 
 def test_over_fetch_holds_with_a_real_reranker(corpus: Corpus) -> None:
     reranker = get_reranker("features")
     result, events, search = run(corpus, reranker,
                                  options=AskOptions(doc_limit=2, fetch_limit=60))
-    assert [c.k for c in search.calls] == [30, 30]
+    assert [c.k for c in search.calls] == [30, 30, 60]
     assert [p.node.text for p in result.candidates] == ORDERED_CONTENT
     assert len(result.documents) == 2
     assert {p.node.id for p in result.documents} <= set(ORDERED_IDS)
@@ -344,7 +346,8 @@ def test_engine_ask_with_a_real_reranker_end_to_end(corpus: Corpus) -> None:
                         options=AskOptions(doc_limit=2), explain=events.append, record=True)
     out = json.loads(json.dumps(result.to_json(explain=True)))
     assert out["reranker"] == "features"
-    assert searches == [per_concept(OVERFETCH_FACTOR * 2, 2)] * 2  # 3 x 2 = 6 -> 3 per concept
+    # 3 x 2 = 6 -> 3 per concept, then the question with all 6
+    assert searches == [per_concept(OVERFETCH_FACTOR * 2, 2)] * 2 + [OVERFETCH_FACTOR * 2]
     assert [p["stage"] for p in out["provenance"]] == [
         "question", "grounding", "exploration", "focus", "synthesis"]
     assert [p["stage"] for p in out["provenance"]] == [e.stage for e in events]
@@ -361,3 +364,32 @@ def test_engine_ask_without_reranker_end_to_end(corpus: Corpus) -> None:
         assert [p["stage"] for p in out["provenance"]] == [
             "question", "grounding", "exploration", "synthesis"]
         assert [d["id"] for d in out["documents"]] == ORDERED_IDS
+
+
+def test_the_question_search_adds_what_no_concept_finds(tmp_path: Path) -> None:
+    """Concepts split "Who painted the portrait of Dorian Gray?" into ``painted``,
+    ``portrait`` and ``Dorian Gray``; with one passage each (doc_limit 3) every concept's best
+    passage is a distractor, and only the whole question ranks the passage that holds all
+    three words first."""
+    folder = tmp_path / "book"
+    folder.mkdir()
+    texts = {"a.txt": "He painted landscapes of the river all summer.",
+             "b.txt": "The portrait hung in the hall, covered with a purple cloth.",
+             "c.txt": "Dorian Gray laughed at the old men in the club.",
+             "d.txt": "Basil Hallward painted the portrait of Dorian Gray in his studio."}
+    for name, text in texts.items():
+        (folder / name).write_text(text + "\n", encoding="utf-8")
+    engine = Engine(tmp_path / "home")
+    engine.ingest(folder, collection="book", embedder="none")
+    question = "Who painted the portrait of Dorian Gray?"
+    search = RecordingSearch(engine, Filters("book"))
+    result = AskPipeline(search=search).run(question, AskOptions(doc_limit=3))
+    assert [c.query for c in search.calls] == ["painted", "portrait", "Dorian Gray", question]
+    concept_hits = [p.node.id for p in result.candidates][:3]
+    assert "d.txt:0000" not in concept_hits and "d.txt:0000" in {
+        p.node.id for p in result.candidates}
+    assert "Basil Hallward" in result.composed.answer
+    single = RecordingSearch(engine, Filters("book"))
+    AskPipeline(search=single).run("Basil", AskOptions(doc_limit=3))
+    assert [c.query for c in single.calls] == ["Basil"]  # its own single concept: once
+    engine.close()

@@ -2,9 +2,14 @@
 
 1. **Grounding**: the question's concepts (:mod:`excerpt.compose.grounding`, or the LLM's
    when one is configured and answers) and the part of a book it names (scope).
-2. **Exploration**: ``fetch_count`` candidates in all, ``per_concept = max(1, fetch_count //
-   len(concepts))`` retrieved for each concept (inside the scope, or without it when the scope
-   matches nothing), merged in concept order, a node seen again dropped (first occurrence kept).
+2. **Exploration**: each concept (``per_concept = max(1, fetch_count // len(concepts))``
+   passages), then the question itself (``fetch_count``), inside the scope (or without it
+   when the scope matches nothing), merged in that order, a node seen again dropped (first
+   occurrence kept); a question that is its own single concept is searched once. The
+   question's own search sees every word at once: on bench/qa/books.yaml a passage stating
+   the facts is among the candidates for 92 % of the answerable questions with it and 62 %
+   from the concepts alone (hybrid; BM25 71 / 62 %), and answers state the facts for 0.50 /
+   0.58 of the books' tune / held-out questions instead of 0.25 / 0.58 (hybrid).
 3. **Focus** (seed 003): with a reranker, ``fetch_count = max(fetch_limit or OVERFETCH_FACTOR *
    doc_limit, doc_limit)`` and the reranker narrows the candidates to ``doc_limit`` in its order
    with its scores; it is never called on an empty list. Without one, ``fetch_count =
@@ -119,7 +124,7 @@ class AskPipeline:
             recorder.grounding(concepts)
         t = time.perf_counter()
         count = fetch_count(options.doc_limit, options.fetch_limit, self.reranker is not None)
-        candidates, scope = self._explore(concepts, per_concept(count, len(concepts)), scope)
+        candidates, scope = self._explore(question, concepts, count, scope)
         timings["retrieval"] = _ms(t)
         if recorder:
             recorder.exploration([_candidate(p) for p in candidates])
@@ -152,11 +157,13 @@ class AskPipeline:
                 return found
         return offline_concepts(question)
 
-    def _explore(self, concepts: Sequence[str], k: int,
+    def _explore(self, question: str, concepts: Sequence[str], count: int,
                  scope: dict[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
-        merged = _merge([self.search(c, k, scope) for c in concepts])
+        queries = [(c, per_concept(count, len(concepts))) for c in concepts]
+        queries += [(question, count)] if [question] != list(concepts) else []
+        merged = _merge([self.search(q, k, scope) for q, k in queries])
         if not merged and scope:  # the scope matched nothing: search the whole view
-            return _merge([self.search(c, k, {}) for c in concepts]), {}
+            return _merge([self.search(q, k, {}) for q, k in queries]), {}
         return merged, scope
 
     def _focus(self, question: str, candidates: list[Passage], options: AskOptions,
