@@ -46,9 +46,10 @@ from typing import Any
 
 import numpy as np
 
+from excerpt.analyze import analyze_many
 from excerpt.compose.question import QuestionShape
-from excerpt.compose.quotes import SENTENCE_ENDINGS, content_tokens, coverage
-from excerpt.compose.sentences import one_line, sentence_spans
+from excerpt.compose.quotes import SENTENCE_ENDINGS, coverage
+from excerpt.compose.sentences import one_line, sentence_spans_many
 from excerpt.types import Node
 
 MIN_TOKENS = 3
@@ -109,22 +110,26 @@ def _quotable(text: str, tokens: frozenset[str], last: bool) -> bool:
 
 def candidates(nodes: Sequence[Node]) -> list[Sentence]:
     """The quotable sentences of ``nodes`` (best first), each once (module docstring, 1); the
-    lines of a code node (:func:`_code_lines`)."""
+    lines of a code node (:func:`_code_lines`). Sentences are cut and analysed for all the
+    nodes at once (Kiwi's batch calls for Korean)."""
+    code = [bool(node.metadata.get("code_language")) for node in nodes]
+    prose = iter(sentence_spans_many([n.text for n, c in zip(nodes, code, strict=True) if not c]))
+    spans = [_code_lines(n.text) if c else next(prose) for n, c in zip(nodes, code, strict=True)]
+    texts = [node.text[a:b] for node, per_node in zip(nodes, spans, strict=True)
+             for a, b in per_node]
+    tokens = iter(analyze_many(texts))
     out: list[Sentence] = []
     seen: set[str] = set()
-    for rank, node in enumerate(nodes):
-        code = bool(node.metadata.get("code_language"))
-        spans = _code_lines(node.text) if code else sentence_spans(node.text)
-        for i, (start, end) in enumerate(spans):
-            text = node.text[start:end]
-            tokens = frozenset(content_tokens(text))
+    for rank, (node, is_code, per_node) in enumerate(zip(nodes, code, spans, strict=True)):
+        for i, (start, end) in enumerate(per_node):
+            text, found = node.text[start:end], frozenset(next(tokens))
             key = one_line(text)
-            quotable = (len(tokens) >= MIN_TOKENS - 1 if code
-                        else _quotable(text, tokens, i == len(spans) - 1))
+            quotable = (len(found) >= MIN_TOKENS - 1 if is_code
+                        else _quotable(text, found, i == len(per_node) - 1))
             if key in seen or not quotable:
                 continue
             seen.add(key)
-            out.append(Sentence(node, rank, start, end, tokens))
+            out.append(Sentence(node, rank, start, end, found))
     return out
 
 

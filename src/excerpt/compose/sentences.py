@@ -26,6 +26,7 @@ Pieces with no letters (numbers, rules) are dropped.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 ABBREVIATIONS = frozenset({
     "mr", "mrs", "ms", "mme", "mlle", "dr", "st", "prof", "rev", "hon", "sr", "jr", "capt",
@@ -111,11 +112,15 @@ def _english_cuts(text: str, start: int, end: int) -> list[Span]:
     return spans
 
 
-def _korean_cuts(text: str, start: int, end: int) -> list[Span]:
+def _korean_cuts_many(blocks: Sequence[tuple[str, int, int]]) -> list[list[Span]]:
+    """Kiwi's sentences of every ``(text, start, end)`` block, in one multi-threaded call."""
+    if not blocks:
+        return []
     from excerpt.analyze.korean import kiwi  # loaded on first use (about a second)
 
-    block = text[start:end]
-    return [(start + s.start, start + s.end) for s in kiwi().split_into_sents(block)]
+    found = kiwi().split_into_sents([text[start:end] for text, start, end in blocks])
+    return [[(start + s.start, start + s.end) for s in sents]
+            for (_, start, _), sents in zip(blocks, found, strict=True)]
 
 
 def _trim(text: str, span: Span) -> Span | None:
@@ -131,12 +136,27 @@ def _trim(text: str, span: Span) -> Span | None:
 def sentence_spans(text: str) -> list[Span]:
     """The sentences of ``text`` in order as ``(start, end)`` spans, white space trimmed;
     pieces without letters are left out. ``text[start:end]`` is the sentence verbatim."""
-    out: list[Span] = []
-    for start, end in _blocks(text):
-        korean = _HANGUL.search(text, start, end) is not None
-        cuts = _korean_cuts(text, start, end) if korean else _english_cuts(text, start, end)
-        out.extend(s for span in cuts if (s := _trim(text, span)) is not None)
-    return out
+    return sentence_spans_many([text])[0]
+
+
+def sentence_spans_many(texts: Sequence[str]) -> list[list[Span]]:
+    """:func:`sentence_spans` of every text; the Korean blocks of all of them go to Kiwi in
+    one call (a call per block cost 0.3 s of a 0.7 s Korean ask)."""
+    cuts: list[list[list[Span]]] = []  # per text, per block
+    korean: list[tuple[int, int]] = []  # (text, block) of each Korean block, in order
+    for t, text in enumerate(texts):
+        cuts.append([])
+        for start, end in _blocks(text):
+            if _HANGUL.search(text, start, end) is not None:
+                korean.append((t, len(cuts[t])))
+                cuts[t].append([(start, end)])
+            else:
+                cuts[t].append(_english_cuts(text, start, end))
+    blocks = [(texts[t], *cuts[t][b][0]) for t, b in korean]
+    for (t, b), spans in zip(korean, _korean_cuts_many(blocks), strict=True):
+        cuts[t][b] = spans
+    return [[s for block in per_text for span in block if (s := _trim(text, span)) is not None]
+            for text, per_text in zip(texts, cuts, strict=True)]
 
 
 def one_line(text: str) -> str:

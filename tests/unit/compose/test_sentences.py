@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from excerpt.compose.sentences import sentence_spans, split_sentences
+from excerpt.compose.sentences import sentence_spans, sentence_spans_many, split_sentences
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -61,3 +61,16 @@ def test_on_a_whole_book_every_sentence_is_verbatim_and_no_mr_is_cut(
             assert not piece.endswith(" " + abbreviation), piece
     starts = [a for a, _ in spans]
     assert starts == sorted(starts)
+
+
+def test_many_texts_at_once_cut_as_each_alone(shared_data: Callable[..., Path]) -> None:
+    """The batch (one Kiwi call for every Korean block of every text) cuts each text exactly
+    as a call of its own does: real regulation articles, English and mixed texts."""
+    book = shared_data("regulations", "dongeui_regulations_9-340_20250702.txt")
+    korean = book.read_text("utf-8")[20_000:26_000]
+    texts = [korean[:2_000], "Thus humbled in the dust,\nthe pensive train mourn’d. Mr. Gray sat.",
+             korean[2_000:], "",
+             "제1조 (목적) 이 규정은 학칙을 따른다. Then it ends.\n\n다음 문단이다"]
+    alone = [sentence_spans(t) for t in texts]
+    assert sentence_spans_many(texts) == alone
+    assert sum(len(a) for a in alone) > 20 and alone[3] == []
