@@ -23,8 +23,8 @@ from typing import Any
 from excerpt.analyze import analyze, detect_language
 from excerpt.catalogue import Catalogue
 from excerpt.compose.ask import OVERFETCH_FACTOR, AskOptions, AskPipeline, AskResult
-from excerpt.compose.composer import Passage
-from excerpt.compose.extract import view_embed
+from excerpt.compose.composer import ComposedAnswer, Passage, compose
+from excerpt.compose.extract import Embed, view_embed
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import InputError, StoreError
 from excerpt.graph.expand import GraphLimits, GraphResult, expand
@@ -318,11 +318,28 @@ class Engine:
 
         chosen = None if reranker in (None, "none") else get_reranker(str(reranker))
         pipeline = AskPipeline(
-            search, chosen,
-            lambda q: self.access.idf_weights(view, analyze(q, detect_language(q))),
+            search, chosen, lambda q: self._idf(view, q),
             vectors if mode != "bm25" else None, llm, detect_language,
-            lambda q: view_embed([p.info.embed_model for p in view.parts], self._warm_embedder, q))
+            lambda q: self._sentence_embed(view, q))
         return pipeline.run(question, options, explain, record)
+
+    def compose(self, question: str, passages: Sequence[Passage],
+                filters: Filters | None = None, principal: Principal | None = None,
+                options: AskOptions | None = None) -> ComposedAnswer:
+        """The extractive answer ``ask`` composes, from ``passages`` (best first, already
+        what ``principal`` may see: a search's hits): the same sentence scoring (the view's
+        idf weights and embedder) without ask's own retrieval. Used by the scenario eval."""
+        filters, principal, view = self._open_view(filters, principal)
+        options = options or AskOptions()
+        return compose(question, passages, detect_language(question), options.max_quotes,
+                       options.min_confidence, self._idf(view, question),
+                       self._sentence_embed(view, question))
+
+    def _idf(self, view: View, question: str) -> Mapping[str, float]:
+        return self.access.idf_weights(view, analyze(question, detect_language(question)))
+
+    def _sentence_embed(self, view: View, question: str) -> Embed | None:
+        return view_embed([p.info.embed_model for p in view.parts], self._warm_embedder, question)
 
     def _rerank(self, view: View, query: str, ranked: list[Candidate], top: int, name: str,
                 pinned: int) -> list[Candidate]:

@@ -46,6 +46,7 @@ from excerpt.types import Filters
 
 QUESTION = "What about store purchase returns and refunds?"
 CONCEPTS = ["store purchase returns", "refunds"]
+WHOLE = "store purchase returns refunds?"  # the question without its framing words
 NOTHING = "What about zebra xylophones?"  # matches no word of the corpus
 
 CHUNK_A = "Customers may return items within 30 days of purchase."
@@ -167,7 +168,7 @@ def selection_types(events: list[ExplainEvent]) -> list[Any]:
 def test_the_question_has_two_concepts_and_retrieval_order_is_a_b_c(corpus: Corpus) -> None:
     assert concepts(QUESTION) == CONCEPTS
     result, _, search = run(corpus, None)
-    assert [c.query for c in search.calls] == [*CONCEPTS, QUESTION]
+    assert [c.query for c in search.calls] == [*CONCEPTS, WHOLE]
     assert [p.node.text for p in result.candidates] == ORDERED_CONTENT
     assert [p.node.id for p in result.candidates] == ORDERED_IDS
 
@@ -238,7 +239,7 @@ def test_fetch_limit_over_fetches_then_rerank_narrows_to_doc_limit(
     _, _, search = run(corpus, reranker,
                        options=AskOptions(doc_limit=doc_limit, fetch_limit=fetch_limit))
     assert [(c.query, c.k) for c in search.calls] == [(CONCEPTS[0], k), (CONCEPTS[1], k),
-                                                      (QUESTION, fetched)]
+                                                      (WHOLE, fetched)]
     assert [c.limit for c in reranker.calls] == [doc_limit]  # not fetch_limit
 
 
@@ -384,7 +385,8 @@ def test_the_question_search_adds_what_no_concept_finds(tmp_path: Path) -> None:
     question = "Who painted the portrait of Dorian Gray?"
     search = RecordingSearch(engine, Filters("book"))
     result = AskPipeline(search=search).run(question, AskOptions(doc_limit=3))
-    assert [c.query for c in search.calls] == ["painted", "portrait", "Dorian Gray", question]
+    assert [c.query for c in search.calls] == ["painted", "portrait", "Dorian Gray",
+                                               "painted portrait Dorian Gray?"]
     concept_hits = [p.node.id for p in result.candidates][:3]
     assert "d.txt:0000" not in concept_hits and "d.txt:0000" in {
         p.node.id for p in result.candidates}

@@ -3,7 +3,8 @@
 1. **Grounding**: the question's concepts (:mod:`excerpt.compose.grounding`, or the LLM's
    when one is configured and answers) and the part of a book it names (scope).
 2. **Exploration**: each concept (``per_concept = max(1, fetch_count // len(concepts))``
-   passages), then the question itself (``fetch_count``), inside the scope (or without it
+   passages), then the question itself without its framing words (``fetch_count``;
+   :func:`excerpt.compose.grounding.search_text`), inside the scope (or without it
    when the scope matches nothing), merged in that order, a node seen again dropped (first
    occurrence kept); a question that is its own single concept is searched once. The
    question's own search sees every word at once: on bench/qa/books.yaml a passage stating
@@ -35,6 +36,7 @@ from excerpt.compose.composer import MIN_CONFIDENCE, ComposedAnswer, Passage, co
 from excerpt.compose.extract import Embed
 from excerpt.compose.grounding import concepts as offline_concepts
 from excerpt.compose.grounding import scope as question_scope
+from excerpt.compose.grounding import search_text
 from excerpt.provenance.prov import Candidate, ExplainCallback, ProvenanceRecorder
 from excerpt.rerank.base import Reranker
 
@@ -160,7 +162,8 @@ class AskPipeline:
     def _explore(self, question: str, concepts: Sequence[str], count: int,
                  scope: dict[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
         queries = [(c, per_concept(count, len(concepts))) for c in concepts]
-        queries += [(question, count)] if [question] != list(concepts) else []
+        whole = search_text(question)
+        queries += [(whole, count)] if whole not in concepts else []
         merged = _merge([self.search(q, k, scope) for q, k in queries])
         if not merged and scope:  # the scope matched nothing: search the whole view
             return _merge([self.search(q, k, {}) for q, k in queries]), {}

@@ -120,12 +120,20 @@ def concepts(question: str) -> list[str]:
     return found[:MAX_CONCEPTS] or [question.strip()]
 
 
+def search_text(question: str) -> str:
+    """The question as a search query: English without the words that only frame it ("Who
+    captained the team?" -> "captained the team?": a "who" would match any passage about who
+    may do something); Korean as it is (its endings are not tokens). Never empty."""
+    if detect_language(question) == "ko":
+        return question
+    stop = question_stopwords()
+    kept = " ".join(w for w in question.split() if _EDGE_PUNCT.sub("", w).lower() not in stop)
+    return kept if kept.strip() else question
+
+
 def key_tokens(question: str) -> frozenset[str]:
     """The question's analyzer tokens without the words that only frame it (English: how,
     does, say …; Korean particles and endings are gone already): what an answer must cover."""
     language = detect_language(question)
-    if language == "ko":
-        return frozenset(analyze(question, language))
-    stop = question_stopwords()
-    kept = " ".join(w for w in question.split() if _EDGE_PUNCT.sub("", w).lower() not in stop)
-    return frozenset(analyze(kept, language)) or frozenset(analyze(question, language))
+    return frozenset(analyze(search_text(question), language)) or frozenset(
+        analyze(question, language))

@@ -30,7 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from excerpt.compose.quotes import extractive_answer, select_quotes
+from excerpt.compose.ask import AskOptions
+from excerpt.compose.composer import Passage
 from excerpt.embed.base import Embedder
 from excerpt.engine import Engine
 from excerpt.errors import InputError
@@ -44,8 +45,6 @@ from excerpt.evaluate.rag import (
 from excerpt.types import Filters, Principal, SearchMode
 
 METRICS = ("context_recall", "gold_recall", "faithfulness", "answer_relevancy")
-MAX_QUOTES = 3
-
 
 @dataclass(frozen=True)
 class Scenario:
@@ -149,8 +148,10 @@ def _score(engine: Engine, scenario: Scenario, filters: Filters, principal: Prin
     contexts = [text for _, text in passages]
     answer = scenario.answer
     t = time.perf_counter()
-    if answer is None:
-        answer = extractive_answer(select_quotes(scenario.query, passages, MAX_QUOTES))
+    if answer is None:  # composed from the hits as ask composes: the answer users get
+        answer = engine.compose(scenario.query,
+                                [Passage(h.node, h.score, h.snapshot_id) for h in result.hits],
+                                filters, principal, _ask_options(engine)).answer
     stages = {**result.timings_ms, "compose": (time.perf_counter() - t) * 1000}
     return {
         "id": scenario.id,
@@ -169,6 +170,12 @@ def _score(engine: Engine, scenario: Scenario, filters: Filters, principal: Prin
         "latency_ms": latency,
         "stages_ms": stages,
     }
+
+
+def _ask_options(engine: Engine) -> AskOptions:
+    settings = engine.settings
+    return AskOptions(max_quotes=settings.ask_max_quotes,
+                      min_confidence=settings.answer_min_confidence)
 
 
 def _mean(rows: Sequence[Mapping[str, Any]], key: str) -> float:

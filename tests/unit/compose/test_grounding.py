@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from excerpt.compose.grounding import concepts, key_tokens, roman_to_int, scope
+from excerpt.compose.grounding import concepts, key_tokens, roman_to_int, scope, search_text
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,14 @@ def test_key_tokens_leave_out_the_question_frame() -> None:
     assert key_tokens("How does Dorian hide the portrait?") == {"dorian", "hide", "portrait"}
     assert key_tokens("What is it?")  # all framing words: the analyzer's tokens instead
     assert key_tokens("장학금은 어떻게 신청하나요?") >= {"장학금", "신청"}
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Who captained the winning cricket team in 1983?", "captained winning cricket team 1983?"),
+    ("Why does Dorian hide the portrait?", "Dorian hide portrait?"),
+    ("What is it?", "What is it?"),  # nothing but framing words: the question as it is
+    ("휴학은 통틀어 최대 몇 년까지 할 수 있나요?", "휴학은 통틀어 최대 몇 년까지 할 수 있나요?"),
+])
+def test_the_question_is_searched_without_its_framing_words(question: str,
+                                                             expected: str) -> None:
+    assert search_text(question) == expected

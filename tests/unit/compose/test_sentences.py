@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from excerpt.compose.sentences import sentence_spans, sentence_spans_many, split_sentences
+from excerpt.compose.sentences import (
+    sentence_spans,
+    sentence_spans_many,
+    split_sentences,
+    strip_citation_marks,
+)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -74,3 +79,17 @@ def test_many_texts_at_once_cut_as_each_alone(shared_data: Callable[..., Path]) 
     alone = [sentence_spans(t) for t in texts]
     assert sentence_spans_many(texts) == alone
     assert sum(len(a) for a in alone) > 20 and alone[3] == []
+
+
+def test_sentences_and_citation_marks() -> None:
+    assert split_sentences("One. Two!\n\n① 셋째 항이다.\n42") == ["One.", "Two!", "① 셋째 항이다."]
+    assert strip_citation_marks("It holds [1][2, 3].") == "It holds."
+
+
+def test_hard_wrapped_lines_are_one_sentence_and_list_items_are_not() -> None:
+    text = ("# Title\nA sentence wrapped\nacross two lines. Another one.\n\n"
+            "- first item\n- second item\n① 첫째 항이다.\n② 둘째 항은\n이어진다.")
+    assert split_sentences(text) == [
+        "# Title", "A sentence wrapped across two lines.", "Another one.", "- first item",
+        "- second item", "① 첫째 항이다.", "② 둘째 항은 이어진다.",
+    ]
