@@ -6,7 +6,10 @@ diverse and put in reading order (issue 16 item 3).
    is a fragment a chunk boundary cut (it starts with a lower-case letter, or it does not end
    as a sentence does: Korean pieces of ``2 * MIN_TOKENS`` tokens excepted, Kiwi cut them), a
    heading (all capitals), too short (``MIN_TOKENS`` content tokens) or too long for two of
-   them to fit an answer (``LONGEST`` words).
+   them to fit an answer (``LONGEST`` words), or it lies in the text the node repeats from the
+   chunk before (its ``overlap`` metadata, written by the text and Gutenberg loaders: an
+   overlap may start inside a sentence, "Basil Hallward had painted of him.", and the whole
+   sentence is the chunk before's).
    A sentence met again (overlapping chunks repeat their edges) keeps its first, better-ranked
    passage.
 2. **Lexical features**: ``coverage``, the idf-weighted share of the question's key tokens the
@@ -121,11 +124,12 @@ def candidates(nodes: Sequence[Node]) -> list[Sentence]:
     out: list[Sentence] = []
     seen: set[str] = set()
     for rank, (node, is_code, per_node) in enumerate(zip(nodes, code, spans, strict=True)):
+        repeated = int(node.metadata.get("overlap", 0))
         for i, (start, end) in enumerate(per_node):
             text, found = node.text[start:end], frozenset(next(tokens))
             key = one_line(text)
             quotable = (len(found) >= MIN_TOKENS - 1 if is_code
-                        else _quotable(text, found, i == len(per_node) - 1))
+                        else end > repeated and _quotable(text, found, i == len(per_node) - 1))
             if key in seen or not quotable:
                 continue
             seen.add(key)

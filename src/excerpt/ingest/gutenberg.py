@@ -319,6 +319,8 @@ def _emit(
             core = div.start + span.core_start, div.start + span.end
             meta: dict[str, Any] = {"division": div.key, "chunk": i,
                                     "part": part_of(parts, *core)}
+            if span.core_start > span.start:  # the text repeated from the chunk before
+                meta["overlap"] = span.core_start - span.start
             if div.book is not None:
                 meta["book"] = div.book
             if div.chapter is not None:

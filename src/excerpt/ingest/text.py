@@ -161,6 +161,8 @@ def _load_file(
         piece = text[seg_start:seg_end]
         for span in chunk_spans(piece, options.chunk_chars, options.overlap_chars):
             meta: dict[str, Any] = {"path": doc_id, "chunk": i}
+            if span.core_start > span.start:  # the text repeated from the chunk before
+                meta["overlap"] = span.core_start - span.start
             if section is not None:
                 meta["section"] = section
             corpus.nodes.append(

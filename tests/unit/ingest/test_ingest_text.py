@@ -45,7 +45,12 @@ def test_single_text_file(tmp_path: Path) -> None:
         assert node.document_id == "notes.txt"
         assert node.text == text[node.start : node.end]
         assert node.title == "The Title Line"
-        assert dict(node.metadata) == {"path": "notes.txt", "chunk": i}  # no language, no section
+        overlap = {"overlap": node.metadata["overlap"]} if i else {}  # repeated from i - 1
+        assert dict(node.metadata) == {"path": "notes.txt", "chunk": i, **overlap}  # no section
+        if i:
+            before = corpus.nodes[i - 1]
+            core = node.start + overlap["overlap"]  # the text both hold, then white space
+            assert node.start < before.end <= core and not text[before.end:core].strip()
         assert len(node.text) <= 800 + 100
 
 
