@@ -320,7 +320,7 @@ class Engine:
         pipeline = AskPipeline(
             search, chosen, lambda q: self._idf(view, q),
             vectors if mode != "bm25" else None, llm, detect_language,
-            lambda q: self._sentence_embed(view, q))
+            lambda q: self._sentence_embed(view, q), as_typed=mode != "bm25")
         return pipeline.run(question, options, explain, record)
 
     def compose(self, question: str, passages: Sequence[Passage],

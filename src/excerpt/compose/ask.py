@@ -3,14 +3,15 @@
 1. **Grounding**: the question's concepts (:mod:`excerpt.compose.grounding`, or the LLM's
    when one is configured and answers) and the part of a book it names (scope).
 2. **Exploration**: each concept (``per_concept = max(1, fetch_count // len(concepts))``
-   passages), then the question itself without its framing words (``fetch_count``;
-   :func:`excerpt.compose.grounding.search_text`), inside the scope (or without it
+   passages), then the question itself (``fetch_count``), inside the scope (or without it
    when the scope matches nothing), merged in that order, a node seen again dropped (first
-   occurrence kept); a question that is its own single concept is searched once. The
-   question's own search sees every word at once: on bench/qa/books.yaml a passage stating
-   the facts is among the candidates for 92 % of the answerable questions with it and 62 %
-   from the concepts alone (hybrid; BM25 71 / 62 %), and answers state the facts for 0.50 /
-   0.58 of the books' tune / held-out questions instead of 0.25 / 0.58 (hybrid).
+   occurrence kept); a question that is its own single concept is searched once. With a dense
+   ranking the question is searched as typed; BM25 alone gets it without its framing words
+   (:func:`excerpt.compose.grounding.search_text`: a bare "who" matches any "who may see").
+   Measured on the answerable questions of bench/qa/books.yaml (bench/qa_retrieval.py), a
+   passage holding every fact is among the candidates for 0.92 of them in hybrid (0.62 from the
+   concepts alone, 0.83 from the question alone) and 0.79 in BM25 (0.62, 0.79; the question as
+   typed: 0.71).
 3. **Focus** (seed 003): with a reranker, ``fetch_count = max(fetch_limit or OVERFETCH_FACTOR *
    doc_limit, doc_limit)`` and the reranker narrows the candidates to ``doc_limit`` in its order
    with its scores; it is never called on an empty list. Without one, ``fetch_count =
@@ -110,6 +111,9 @@ class AskPipeline:
     detect: Callable[[str], str] | None = None
     embed: Callable[[str], Embed | None] | None = None
     """question -> a sentence embedder for it (the collection's model), or None."""
+    as_typed: bool = False
+    """Search the question as typed (a dense ranking: its model learned from questions) rather
+    than without its framing words (BM25 alone, where "who" would match any "who")."""
 
     def run(self, question: str, options: AskOptions | None = None,
             explain: ExplainCallback | None = None, record: bool = False) -> AskResult:
@@ -162,7 +166,7 @@ class AskPipeline:
     def _explore(self, question: str, concepts: Sequence[str], count: int,
                  scope: dict[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
         queries = [(c, per_concept(count, len(concepts))) for c in concepts]
-        whole = search_text(question)
+        whole = question if self.as_typed else search_text(question)
         queries += [(whole, count)] if whole not in concepts else []
         merged = _merge([self.search(q, k, scope) for q, k in queries])
         if not merged and scope:  # the scope matched nothing: search the whole view
