@@ -38,20 +38,48 @@ def example() -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]],
     return qrels, system(1, 0.3), system(2, 0.8)
 
 
-@pytest.mark.parametrize("test", ["student", "fisher"])
-def test_p_values_are_the_ones_ranx_compare_reports(test: str) -> None:
+def test_the_t_test_p_value_is_the_one_ranx_compare_reports() -> None:
     from ranx import Qrels, Run, compare, evaluate
 
     qrels, a, b = example()
     run_a, run_b, judged = Run(a, name="a"), Run(b, name="b"), Qrels(qrels)
-    report = compare(judged, [run_a, run_b], ["ndcg@10"], stat_test=test, max_p=0.05)
+    report = compare(judged, [run_a, run_b], ["ndcg@10"], stat_test="student", max_p=0.05)
     expected = float(report.comparisons[frozenset(["a", "b"])]["ndcg@10"]["p_value"])
     ours = paired_p_value(evaluate(judged, run_a, "ndcg@10", return_mean=False),
-                          evaluate(judged, run_b, "ndcg@10", return_mean=False), test)
-    # ranx.compare tests both orders and keeps the last (b as control); the t-test does not
-    # care, the randomization test draws other permutations: equal within its resolution.
-    assert ours == pytest.approx(expected, abs=1e-12 if test == "student" else 3 / 1000)
-    assert ours < 0.05
+                          evaluate(judged, run_b, "ndcg@10", return_mean=False), "student")
+    assert ours == pytest.approx(expected, abs=1e-12) and ours < 0.05
+
+
+def exact_randomization_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Every one of the 2^n sign patterns of the paired differences (n = 20: a million)."""
+    diff = a - b
+    n = len(diff)
+    observed = abs(diff.mean())
+    reached = 0
+    for high in range(2 ** (n - 10)):  # 1024 blocks of the 1024 patterns of the low 10 bits
+        patterns = (np.arange(1024)[:, None] + (high << 10)) >> np.arange(n) & 1
+        reached += int(np.count_nonzero(np.abs((1 - 2 * patterns) @ diff) / n >= observed))
+    return reached / 2 ** n
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.02, 0.05])
+def test_the_randomization_test_is_exact_within_its_resolution_and_reproducible(
+        shift: float) -> None:
+    """ranx's definition, seeded: within 4 standard errors of the exact p-value (all 2^20
+    permutations), the same value at every call, and near ranx's own (whose parallel draws
+    vary from call to call)."""
+    rng = np.random.default_rng(3)
+    a = rng.random(20)
+    b = a + shift + rng.normal(0, 0.05, 20)
+    exact = exact_randomization_p(a, b)
+    ours = paired_p_value(a, b, "fisher", n_permutations=4000)
+    resolution = 4 * np.sqrt(max(exact * (1 - exact), 1 / 4000) / 4000)
+    assert abs(ours - exact) <= resolution
+    assert paired_p_value(a, b, "fisher", n_permutations=4000) == ours
+    from ranx.statistical_tests import fisher_randomization_test
+
+    theirs, _ = fisher_randomization_test(a, b, 4000, 0.05, 42)
+    assert abs(float(theirs) - exact) <= 2 * resolution
 
 
 def stored(run_id: int, per_query: dict[str, dict[str, float]]) -> dict[str, Any]:
