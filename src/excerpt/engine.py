@@ -47,6 +47,7 @@ from excerpt.retrieve.access import Access, access_for
 from excerpt.retrieve.citations import pin_named
 from excerpt.retrieve.dense import QueryEmbedder
 from excerpt.retrieve.fusion import blend, rrf
+from excerpt.retrieve.relations import code_pins
 from excerpt.retrieve.view import Candidate, View
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
@@ -239,7 +240,7 @@ class Engine:
             reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
                                          self.settings.search_budget_ms)
             top, k_reason, ranked = reduced.k, reduced.reason, ranked[: reduced.k]
-        ranked, named = pin_named(query, ranked, lambda ids: self.access.named(view, ids))
+        ranked, named = pin_named(query, ranked, lambda ids: self._named(view, query, ids))
         if reranking and len(ranked) > len(named):
             t_rerank = time.perf_counter()
             ranked = self._rerank(view, query, ranked, top, str(reranker), len(named))
@@ -334,6 +335,15 @@ class Engine:
         return compose(question, passages, detect_language(question), options.max_quotes,
                        options.min_confidence, self._idf(view, question),
                        self._sentence_embed(view, question))
+
+    def _named(self, view: View, query: str, ids: Sequence[str]) -> list[Candidate]:
+        """Nodes a search pins first: those whose id the query gives (retrieve/citations.py),
+        then the code objects it names or asks about (retrieve/relations.py), each once."""
+        exact = self.access.named(view, ids)
+        code = code_pins(query, lambda names: self.access.code_ids(view, names),
+                         lambda: self.access.graph(view))
+        known = {c.id for c in exact}
+        return exact + self.access.named(view, [i for i in code if i not in known])
 
     def _idf(self, view: View, question: str) -> Mapping[str, float]:
         return self.access.idf_weights(view, analyze(question, detect_language(question)))

@@ -1,4 +1,4 @@
-"""Dependency expansion: breadth-first along outgoing, allow-listed edges, inside access rights.
+"""Dependency expansion: breadth-first along allow-listed edges, inside access rights.
 
 Expansion walks the *visible* graph only. A neighbour the caller may not see is never entered,
 so nothing is reached through it, and it is counted (never named) in ``removed_by_security``
@@ -7,16 +7,26 @@ output (docs/architecture.md, "Security first").
 
 Limits, in the seed's words: no node beyond ``max_depth``; at most ``max_nodes`` nodes (seeds
 included), taken in breadth-first order with each frontier sorted by id; only relations in
-``allow``. ``seed_only`` keeps only edges that leave a seed (no secondary fan-out).
+``allow``. ``seed_only`` keeps only edges that touch a seed (no secondary fan-out).
+
+Direction (``direction``): ``out`` follows edges as stored (what X calls, reads, writes);
+``in`` follows them backwards (who calls X, who writes or reads the table X); ``both`` does
+both at every level. Edges are always reported as stored (``from_id --relation--> to_id``),
+whichever way they were walked. Walking backwards reads the incoming edges of a visible node
+from visible sources only, so a hidden caller is neither returned, traversed nor counted.
+Relations are data: any name in ``allow`` is followed, whatever ingest wrote.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from excerpt.types import Edge
+
+Direction = Literal["out", "in", "both"]
+DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
 
 DEFAULT_ALLOWLIST: tuple[str, ...] = (
     "ReadsFrom", "WritesTo", "Calls", "Executes", "FK", "On", "SynonymFor", "ReferencedBy(C#)",
@@ -29,10 +39,12 @@ class GraphLimits:
     max_nodes: int = 120
     allow: tuple[str, ...] = DEFAULT_ALLOWLIST
     seed_only: bool = False
+    direction: Direction = "out"
 
     def to_json(self) -> dict[str, Any]:
         return {"graph_max_depth": self.max_depth, "graph_max_nodes": self.max_nodes,
-                "graph_edge_allowlist": list(self.allow), "seed_only": self.seed_only}
+                "graph_edge_allowlist": list(self.allow), "seed_only": self.seed_only,
+                "direction": self.direction}
 
 
 @dataclass
@@ -70,6 +82,32 @@ def adjacency(triples: Iterable[tuple[str, str, str]]) -> dict[str, list[Edge]]:
     return {src: [Edge(src, rel, dst) for rel, dst in sorted(pairs)] for src, pairs in out.items()}
 
 
+def reverse_adjacency(triples: Iterable[tuple[str, str, str]]) -> dict[str, list[Edge]]:
+    """Incoming edges per target id, each list sorted by (relation, source), deduplicated."""
+    into: dict[str, set[tuple[str, str]]] = {}
+    for src, rel, dst in triples:
+        into.setdefault(dst, set()).add((rel, src))
+    return {dst: [Edge(src, rel, dst) for rel, src in sorted(pairs)] for dst, pairs in into.items()}
+
+
+def _steps(direction: Direction, outgoing: Callable[[str], Sequence[Edge]],
+           incoming: Callable[[str], Sequence[Edge]] | None
+           ) -> Callable[[str], list[tuple[Edge, str]]]:
+    """(edge, the node it leads to) from a node, in the direction asked."""
+    if direction != "out" and incoming is None:
+        raise ValueError(f"direction {direction!r} needs the incoming edges")
+
+    def steps(node_id: str) -> list[tuple[Edge, str]]:
+        found: list[tuple[Edge, str]] = []
+        if direction in ("out", "both"):
+            found += [(e, e.to_id) for e in outgoing(node_id)]
+        if direction in ("in", "both") and incoming is not None:
+            found += [(e, e.from_id) for e in incoming(node_id)]
+        return found
+
+    return steps
+
+
 NodeStatus = Literal["visible", "hidden", "missing"]
 
 
@@ -79,8 +117,10 @@ def expand(
     status: Callable[[str], NodeStatus],
     limits: GraphLimits,
     prefetch: Callable[[Sequence[str]], None] | None = None,
+    incoming: Callable[[str], Sequence[Edge]] | None = None,
 ) -> GraphResult:
-    """Expand ``seeds`` breadth-first.
+    """Expand ``seeds`` breadth-first, ``limits.direction`` ways (``incoming(id)``: the edges
+    into a visible node from visible sources; needed for ``in`` and ``both``).
 
     ``status(id)``: "visible", "hidden" (exists, the caller may not see it) or "missing" (no
     such node in the view: an edge to an object outside the snapshot). Seeds that are hidden or
@@ -102,6 +142,7 @@ def expand(
         else:
             result.unknown_seeds.append(seed)
     allow = set(limits.allow)
+    steps = _steps(limits.direction, outgoing, incoming)
     frontier = sorted(depth_of)
     kept: list[Edge] = []
     for depth in range(1, limits.max_depth + 1):
@@ -109,27 +150,28 @@ def expand(
             break
         reached: set[str] = set()
         if prefetch:
-            prefetch([e.to_id for src in frontier for e in outgoing(src)])
+            prefetch([other for src in frontier for _, other in steps(src)])
         for src in frontier:
-            for edge in outgoing(src):
+            for edge, other in steps(src):
                 if edge.relation not in allow:
                     continue
-                target = status(edge.to_id)
+                target = status(other)
                 if target != "visible":
                     if target == "hidden":
-                        hidden.add(edge.to_id)
+                        hidden.add(other)
                         result.removed_edges += 1
                     continue
-                if edge.to_id not in depth_of and edge.to_id not in reached:
+                if other not in depth_of and other not in reached:
                     if len(depth_of) + len(reached) >= limits.max_nodes:
                         continue
-                    reached.add(edge.to_id)
+                    reached.add(other)
                 kept.append(edge)
         for node_id in reached:
             depth_of[node_id] = depth
         frontier = sorted(reached)
     result.removed_nodes = len(hidden)
     result.nodes = sorted(depth_of.items(), key=lambda item: (item[1], item[0]))
-    unique = {(e.from_id, e.relation, e.to_id): e for e in kept if e.to_id in depth_of}
+    unique = {(e.from_id, e.relation, e.to_id): e for e in kept
+              if e.to_id in depth_of and e.from_id in depth_of}
     result.edges = [unique[key] for key in sorted(unique)]
     return result

@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.analyze import ANALYZER_VERSION
-from excerpt.graph.expand import NodeStatus, adjacency
-from excerpt.retrieve import sql
+from excerpt.graph.expand import NodeStatus, adjacency, reverse_adjacency
+from excerpt.retrieve import identifiers, sql
 from excerpt.retrieve.citations import named_nodes
 from excerpt.retrieve.dense import QueryEmbedder, node_vectors, search_dense
 from excerpt.retrieve.lexical import bm25_scores, idf, idf_weights, search_bm25
@@ -54,6 +54,10 @@ class GraphAccess(Protocol):
 
     def outgoing(self, node_id: str) -> list[Edge]: ...
 
+    def incoming(self, node_id: str) -> list[Edge]:
+        """Edges into a visible ``node_id`` from visible sources (graph --direction in)."""
+        ...
+
     def prefetch(self, ids: Sequence[str]) -> None: ...
 
 
@@ -91,6 +95,10 @@ class Access(Protocol):
     def dense(self, view: Any, embed: EmbedQuery, query: str, depth: int) -> list[Candidate]: ...
 
     def named(self, view: Any, ids: Sequence[str]) -> list[Candidate]: ...
+
+    def code_ids(self, view: Any, names: Sequence[identifiers.Name]) -> list[str]:
+        """Ids of the visible code nodes ``names`` name (retrieve/identifiers.py), id order."""
+        ...
 
     def idf_weights(self, view: Any, tokens: Sequence[str]) -> dict[str, float]: ...
 
@@ -139,6 +147,7 @@ class SegmentAccess:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._graphs: dict[str, dict[str, list[Edge]]] = {}
+        self._incoming: dict[str, dict[str, list[Edge]]] = {}
         self._shadows: dict[tuple[str, ...], Shadows] = {}
 
     def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
@@ -200,6 +209,9 @@ class SegmentAccess:
 
     def named(self, view: View, ids: Sequence[str]) -> list[Candidate]:
         return named_nodes(view, ids)
+
+    def code_ids(self, view: View, names: Sequence[identifiers.Name]) -> list[str]:
+        return identifiers.segment_matches(view, names)
 
     def idf_weights(self, view: View, tokens: Sequence[str]) -> dict[str, float]:
         return idf_weights(view, tokens)
@@ -263,6 +275,13 @@ class SegmentAccess:
             self._graphs[sid] = adjacency(self.store.edge_triples(sid))
         return self._graphs[sid].get(node_id, [])
 
+    def incoming(self, part: ViewPart, node_id: str) -> list[Edge]:
+        """Edges of one snapshot into ``node_id`` (any source), read once per snapshot."""
+        sid = part.info.snapshot_id
+        if sid not in self._incoming:
+            self._incoming[sid] = reverse_adjacency(self.store.edge_triples(sid))
+        return self._incoming[sid].get(node_id, [])
+
 
 class _SegmentGraph:
     def __init__(self, access: SegmentAccess, view: View) -> None:
@@ -282,6 +301,15 @@ class _SegmentGraph:
     def outgoing(self, node_id: str) -> list[Edge]:
         return [e for i in self.holders(node_id)
                 for e in self.access.outgoing(self.view.parts[i], node_id)]
+
+    def incoming(self, node_id: str) -> list[Edge]:
+        if not self.holders(node_id):
+            return []
+        found = {(e.from_id, e.relation): e for part in self.view.parts
+                 for e in self.access.incoming(part, node_id)
+                 if (o := part.segment.ordinal_of.get(e.from_id)) is not None
+                 and bool(part.mask[o])}
+        return [found[key] for key in sorted(found, key=lambda k: (k[1], k[0]))]
 
     def prefetch(self, ids: Sequence[str]) -> None:
         """Nothing to do: the segments are memory-mapped."""
@@ -335,6 +363,9 @@ class SqlAccess:
 
     def named(self, view: sql.SqlView, ids: Sequence[str]) -> list[Candidate]:
         return sql.sql_named(self.rows, view, ids)
+
+    def code_ids(self, view: sql.SqlView, names: Sequence[identifiers.Name]) -> list[str]:
+        return identifiers.sql_matches(self.rows, view, names)
 
     def idf_weights(self, view: sql.SqlView, tokens: Sequence[str]) -> dict[str, float]:
         """As retrieve.lexical.idf_weights, with the document frequencies counted in SQL."""

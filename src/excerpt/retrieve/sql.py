@@ -366,6 +366,18 @@ class SqlGraph:
             self._load_edges([node_id])
         return self._edges[node_id]
 
+    def incoming(self, node_id: str) -> list[Edge]:
+        """Edges into a visible ``node_id`` from visible sources (one query per node)."""
+        if self.status(node_id) != "visible":
+            return []
+        where, params = self._view.where()
+        found = self._rows(
+            f"SELECT DISTINCT e.relation, e.from_id FROM edges e JOIN nodes n ON "
+            f"n.snapshot_id = e.snapshot_id AND n.id = e.from_id WHERE e.snapshot_id = ANY(%s) "
+            f"AND e.to_id = %s AND {where} ORDER BY e.relation, e.from_id",
+            [self._view.snapshot_ids, node_id, *params])
+        return [Edge(from_id, relation, node_id) for relation, from_id in found]
+
 
 def sql_visible_texts(rows: Rows, view: SqlView, ids: Sequence[str]) -> dict[str, str]:
     """Texts of the visible nodes among ``ids`` (from the first part that holds each)."""
