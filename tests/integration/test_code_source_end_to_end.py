@@ -23,7 +23,7 @@ def test_source_folder_is_searchable_and_expandable(tmp_path: Path) -> None:
     home = tmp_path / "home"
     done = run(home, "ingest", str(SAMPLE), "--collection", "shop", "--embedder", "none",
                "--no-progress")
-    assert done["status"] == "completed" and done["nodes"] == 51 and done["edges"] == 87
+    assert done["status"] == "completed" and done["nodes"] == 51 and done["edges"] == 92
     broken = sorted(Path(e["path"]).name for e in done["errors"])  # type: ignore[index, union-attr]
     assert broken == ["Broken.cs", "Broken.sql"]
 

@@ -3,7 +3,8 @@
 Folders are walked recursively (hidden files and folders skipped); other files are ignored.
 Each file is one :class:`Document` (id: its path relative to the folder given, POSIX style; a
 file named directly: its file name; title: the file name; metadata ``code_language`` and
-``file``).
+``file``).  A document's and its nodes' ``source`` is that same relative path, never a path of
+the machine that ingested (the corpus ``source``, which names the import, stays the folder).
 Its declarations are the nodes, one each, never chunked: C# types and their methods,
 constructors and properties (:mod:`excerpt.ingest.csharp`, ids
 ``CS:<Namespace>.<Class>[.<Member>]``) and T-SQL tables, views, procedures, functions,
@@ -15,8 +16,14 @@ reads files), so ``node.text == text[start:end]``.  Node metadata: ``code_langua
 ``type``; SQL: ``schema``, ``name``, ``type``).  Every node carries the load options' ACL tags
 and classification labels.
 
-Edges (typed, directed; see :mod:`excerpt.ingest.csharp_graph` and :mod:`excerpt.ingest.tsql`):
-``Contains``, ``References``, ``Calls``, ``Executes`` (C# and SQL), ``ReadsFrom``, ``WritesTo``,
+C# names resolve within projects (:mod:`excerpt.ingest.csharp_projects`): the ``.csproj`` and
+``project.json`` files inside a folder given say which project each ``.cs`` file belongs to,
+which projects it sees, and which namespaces all its files import (``global using``, implicit
+usings, ``<Using>`` items).
+
+Edges (typed, directed; see :mod:`excerpt.ingest.csharp_graph`, :mod:`excerpt.ingest.csharp_di`
+and :mod:`excerpt.ingest.tsql`): ``Contains``, ``References``, ``Calls``, ``Implements``,
+``ImplementedBy``, ``Registers``, ``Executes`` (C# and SQL), ``ReadsFrom``, ``WritesTo``,
 ``FK``, ``On``, ``SynonymFor``.  SQL names are matched without regard to case, as SQL Server
 does; an edge to an object the folder does not define is kept (it is still true).  No self
 edges, no duplicates; documents, nodes, edges and issues come sorted, so a load is
@@ -40,7 +47,10 @@ from excerpt.ingest._code_text import CodeObject, unique_ids
 from excerpt.ingest._common import check_options, labels, relative_id, require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.csharp import CsFile, CsSyntaxError, parse_csharp
+from excerpt.ingest.csharp_di import di_edges
 from excerpt.ingest.csharp_graph import csharp_edges
+from excerpt.ingest.csharp_index import CsIndex, in_project
+from excerpt.ingest.csharp_projects import ProjectSet, global_usings, read_projects
 from excerpt.ingest.text import read_text_file
 from excerpt.ingest.tsql import read_sql
 from excerpt.types import Document, Edge, IngestIssue, Node
@@ -48,6 +58,8 @@ from excerpt.types import Document, Edge, IngestIssue, Node
 __all__ = ["CODE_SUFFIXES", "load_code_source"]
 
 CODE_SUFFIXES = {".cs": "csharp", ".sql": "sql"}
+_PROJECT_FILE_SUFFIX = ".csproj"
+_PROJECT_JSON = "project.json"
 _MAX_LISTED_ISSUES = 5
 
 Triple = tuple[str, str, str]
@@ -59,6 +71,7 @@ class _File:
     doc_id: str
     language: str
     text: str
+    root: Path | None = None  # the folder given it was found in (None: the file was given)
 
 
 def load_code_source(paths: Sequence[Path], options: LoadOptions | None = None) -> LoadedCorpus:
@@ -72,7 +85,7 @@ def load_code_source(paths: Sequence[Path], options: LoadOptions | None = None) 
     edges = _load_sql([f for f in files if f.language == "sql"], corpus, objects)
     procedures = {o.id.lower() for _, o in objects if o.kind == "Procedure"}
     edges |= _load_csharp([f for f in files if f.language == "csharp"], corpus, objects,
-                          procedures)
+                          procedures, _read_projects(given))
     _finish(corpus, objects, edges, options)
     if not corpus.documents:
         raise CorpusError("no readable C# or T-SQL file in " + ", ".join(map(str, given))
@@ -101,11 +114,28 @@ def _read_files(given: Sequence[Path], issues: list[IngestIssue]) -> list[_File]
             if path.resolve() in seen:
                 continue
             seen.add(path.resolve())
-            _read_one(path, doc_id, found, issues)
+            _read_one(path, doc_id, root if root.is_dir() else None, found, issues)
     return [found[k] for k in sorted(found)]
 
 
-def _read_one(path: Path, doc_id: str, found: dict[str, _File], issues: list[IngestIssue]) -> None:
+def _read_projects(given: Sequence[Path]) -> dict[Path, ProjectSet]:
+    """The C# projects inside each folder given (unreadable project files are skipped)."""
+    out: dict[Path, ProjectSet] = {}
+    for root in given:
+        if not root.is_dir():
+            continue
+        texts: dict[str, str] = {}
+        for path in walk_files(root):
+            if path.suffix.lower() == _PROJECT_FILE_SUFFIX or path.name.lower() == _PROJECT_JSON:
+                text, _ = read_text_file(path)
+                if text is not None:
+                    texts[relative_id(path, root)] = text
+        out[root] = read_projects(texts)
+    return out
+
+
+def _read_one(path: Path, doc_id: str, root: Path | None, found: dict[str, _File],
+              issues: list[IngestIssue]) -> None:
     language = CODE_SUFFIXES.get(path.suffix.lower())
     if language is None:
         issues.append(IngestIssue(str(path), "not a C# (.cs) or T-SQL (.sql) file"))
@@ -117,7 +147,7 @@ def _read_one(path: Path, doc_id: str, found: dict[str, _File], issues: list[Ing
     if text is None:
         issues.append(IngestIssue(str(path), reason or "unreadable"))
         return
-    found[doc_id] = _File(path, doc_id, language, text)
+    found[doc_id] = _File(path, doc_id, language, text, root)
 
 
 def _load_sql(files: list[_File], corpus: LoadedCorpus,
@@ -140,7 +170,8 @@ def _load_sql(files: list[_File], corpus: LoadedCorpus,
 
 
 def _load_csharp(files: list[_File], corpus: LoadedCorpus,
-                 objects: list[tuple[_File, CodeObject]], procedures: set[str]) -> set[Triple]:
+                 objects: list[tuple[_File, CodeObject]], procedures: set[str],
+                 projects: dict[Path, ProjectSet]) -> set[Triple]:
     """C# documents and declarations (overloads numbered ``#2``…); returns their edges."""
     parsed: list[tuple[_File, CsFile]] = []
     for f in files:
@@ -155,7 +186,30 @@ def _load_csharp(files: list[_File], corpus: LoadedCorpus,
     for (_, d), oid in zip(decls, unique_ids([f"CS:{d.key}" for _, d in decls]), strict=True):
         d.id = oid
     objects.extend((f, d.to_object()) for f, d in decls)
-    return csharp_edges([cs for _, cs in parsed], procedures)
+    read = _in_projects(parsed, projects)
+    return csharp_edges(read, procedures) | di_edges(read, CsIndex(read, procedures))
+
+
+def _in_projects(parsed: list[tuple[_File, CsFile]],
+                 projects: dict[Path, ProjectSet]) -> list[CsFile]:
+    """Each parsed file with its project, the projects it sees and the namespaces its project
+    imports (global usings of its files, implicit and ``<Using>`` usings).  Files outside every
+    project see everything and share their global usings, as they always did."""
+    where: list[tuple[str | None, frozenset[str] | None]] = []
+    imports: dict[str | None, set[str]] = {}
+    for f, cs in parsed:
+        found = projects.get(f.root) if f.root is not None else None
+        project = found.project_of(f.doc_id) if found is not None else None
+        if found is None or project is None:
+            where.append((None, None))
+        else:
+            prefix = f"{f.root}::"
+            key = prefix + project.folder
+            where.append((key, frozenset(prefix + p for p in found.sees(project.folder))))
+            imports.setdefault(key, set()).update(project.usings)
+        imports.setdefault(where[-1][0], set()).update(global_usings(f.text, cs.usings))
+    return [in_project(cs, key, sees, imports.get(key, set()))
+            for (_, cs), (key, sees) in zip(parsed, where, strict=True)]
 
 
 def _renamed(obj: CodeObject, oid: str) -> CodeObject:
@@ -165,7 +219,7 @@ def _renamed(obj: CodeObject, oid: str) -> CodeObject:
 
 
 def _document(f: _File) -> Document:
-    return Document(id=f.doc_id, title=f.path.name, source=str(f.path.resolve()),
+    return Document(id=f.doc_id, title=f.path.name, source=f.doc_id,
                     metadata={"code_language": f.language, "file": f.doc_id})
 
 
@@ -176,7 +230,7 @@ def _finish(corpus: LoadedCorpus, objects: list[tuple[_File, CodeObject]], edges
     classes = labels(options.classification_labels)
     corpus.nodes = sorted(
         (Node(id=o.id, document_id=f.doc_id, text=f.text[o.start : o.end], title=o.title,
-              source=str(f.path.resolve()), start=o.start, end=o.end, acl_tags=acl,
+              source=f.doc_id, start=o.start, end=o.end, acl_tags=acl,
               classification_labels=classes,
               metadata={"code_language": f.language, "file": f.doc_id, **o.metadata})
          for f, o in objects),

@@ -2,27 +2,54 @@
 base types, and how a type name written somewhere resolves to parsed types.
 
 Resolution follows the compiler's lookup roughly: a type name is looked for among the
-enclosing types, the namespace and its parents and the ``using`` imports of the file; a
-qualified name (``Models.Order``) matches by suffix; a name found only outside that scope is
-taken if it is unique, else it resolves to nothing (a guess would be a wrong edge).
+enclosing types, the namespace and its parents and the ``using`` imports of the file (its
+project's global and implicit usings included); the nearest of those wins, as in C# (a nested
+type before the namespace's, the innermost namespace before its parents, those before the
+imports).  A qualified name (``Models.Order``) matches by suffix; a name found only outside that
+scope is taken if it is unique, else it resolves to nothing (a guess would be a wrong edge).
+
+Projects (:mod:`excerpt.ingest.csharp_projects`): a file read as a :class:`ProjectFile` knows its
+project and the projects it sees.  A type declared only in projects the file does not see is
+no candidate at all; among candidates, those of the file's own project come first.  A plain
+:class:`CsFile` (no project) sees every type, and its types are seen by every file.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from tree_sitter import Node
 
 from excerpt.ingest.csharp import CsDecl, CsFile, join, node_text
 
-__all__ = ["CsIndex", "Scope", "head_name", "scope_of", "type_names"]
+__all__ = ["CsIndex", "ProjectFile", "Scope", "head_name", "in_project", "scope_of",
+           "type_names"]
 
 
 @dataclass(frozen=True)
 class Scope:
     visible: frozenset[str]  # containers whose types are visible: namespaces, usings, types
     classes: tuple[str, ...]  # enclosing type keys, innermost first
+    spaces: tuple[str, ...] = ()  # enclosing namespaces, innermost first ('' last)
+    project: str | None = None  # the file's project (None: outside every project)
+    sees: frozenset[str] | None = None  # projects whose types it sees (None: every one)
+
+
+@dataclass
+class ProjectFile(CsFile):
+    """A parsed file with the project it belongs to and the projects it sees."""
+
+    project: str | None = None
+    sees: frozenset[str] | None = None
+
+
+def in_project(cs: CsFile, project: str | None, sees: frozenset[str] | None,
+               usings: set[str]) -> ProjectFile:
+    """``cs`` as a file of ``project`` that also imports ``usings`` (global, implicit)."""
+    values = {f.name: getattr(cs, f.name) for f in fields(cs) if f.init}
+    values["usings"] = set(cs.usings) | usings
+    return ProjectFile(**values, project=project, sees=sees)
 
 
 class CsIndex:
@@ -36,6 +63,8 @@ class CsIndex:
         self.methods_by_name: dict[str, list[str]] = defaultdict(list)
         self.fields: dict[str, dict[str, tuple[Node | None, Scope]]] = defaultdict(dict)
         self.bases: dict[str, list[tuple[Node, Scope]]] = defaultdict(list)
+        self.kinds: dict[str, str] = {}
+        self.projects: dict[str, set[str | None]] = defaultdict(set)
         for f in files:
             for d in f.decls:
                 self._add(d, scope_of(d, f))
@@ -44,6 +73,8 @@ class CsIndex:
         if not d.member:
             self.class_ids[d.key].append(d.id)
             self.by_simple[d.key.rsplit(".", 1)[-1]].add(d.key)
+            self.kinds.setdefault(d.key, d.kind)
+            self.projects[d.key].add(scope.project)
             self._add_type_parts(d, scope)
         elif d.kind == "Method":
             self.methods[d.class_key][d.member].append(d.id)
@@ -78,15 +109,29 @@ class CsIndex:
     def resolve(self, name: str, scope: Scope) -> list[str]:
         """Keys of the parsed types ``name`` (simple or qualified) may mean in ``scope``."""
         simple = name.rsplit(".", 1)[-1]
-        found = sorted(self.by_simple.get(simple, ()))
+        found = [k for k in sorted(self.by_simple.get(simple, ())) if self._seen(k, scope)]
         if "." in name:
             exact = [k for k in found if k == name or k.endswith("." + name)]
             if exact:
-                return exact
+                return self._own_first(exact, scope)
         visible = [k for k in found if _container(k) in scope.visible]
         if visible:
-            return visible
+            return self._own_first(_nearest(visible, scope), scope)
+        found = self._own_first(found, scope)
         return found if len(found) == 1 else []
+
+    def _seen(self, key: str, scope: Scope) -> bool:
+        """Is a type declared in a project ``scope`` sees (or outside every project)?"""
+        if scope.sees is None:
+            return True
+        return any(p is None or p in scope.sees for p in self.projects.get(key, {None}))
+
+    def _own_first(self, keys: list[str], scope: Scope) -> list[str]:
+        """The keys declared in the scope's own project if any, else all of them."""
+        if scope.project is None:
+            return keys
+        own = [k for k in keys if scope.project in self.projects.get(k, ())]
+        return own or keys
 
     def type_of(self, type_node: Node | None, scope: Scope) -> list[str]:
         """Parsed types a declared type stands for ([] for built-in, arrays, unparsed)."""
@@ -132,11 +177,25 @@ def scope_of(d: CsDecl, f: CsFile) -> Scope:
     while cur is not None:
         classes.append(cur.key)
         cur = cur.parent
-    return Scope(frozenset(spaces | f.usings | set(classes)), tuple(classes))
+    inner_first = tuple(".".join(parts[:i]) for i in range(len(parts), -1, -1))
+    project = f.project if isinstance(f, ProjectFile) else None
+    sees = f.sees if isinstance(f, ProjectFile) else None
+    return Scope(frozenset(spaces | f.usings | set(classes)), tuple(classes), inner_first,
+                 project, sees)
 
 
 def _container(key: str) -> str:
     return key.rsplit(".", 1)[0] if "." in key else ""
+
+
+def _nearest(keys: list[str], scope: Scope) -> list[str]:
+    """The keys whose container is nearest, as C# looks names up: enclosing types innermost
+    first, then enclosing namespaces innermost first, then the imported namespaces (keys in
+    several imports stay together: the compiler calls that ambiguous)."""
+    order = {c: i for i, c in enumerate((*scope.classes, *scope.spaces))}
+    imported = len(order)
+    best = min(order.get(_container(k), imported) for k in keys)
+    return [k for k in keys if order.get(_container(k), imported) == best]
 
 
 def head_name(node: Node | None) -> str:
