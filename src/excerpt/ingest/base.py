@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from excerpt.errors import InputError
 from excerpt.ingest._archive import ArchiveLimits
+from excerpt.ingest._code_text import MAX_NODE_TOKENS
 from excerpt.types import Document, Edge, IngestIssue, Node
 
 
@@ -14,7 +16,8 @@ class LoadOptions:
     """Applied to every node a loader emits (with the record's own security fields, by the
     rule of :func:`excerpt.ingest._common.record_security`), and how far a load may reach:
     ``archive_limits`` bound what a zip may expand to; ``roots``, when given, are the only
-    folders a file read may resolve into (symbolic links included)."""
+    folders a file read may resolve into (symbolic links included).  ``max_node_tokens``: no
+    node of a code source (``--format code``) is longer; longer declarations become parts."""
 
     acl_tags: tuple[str, ...] = ()
     classification_labels: tuple[str, ...] = ()
@@ -22,6 +25,11 @@ class LoadOptions:
     overlap_chars: int = 100
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     roots: tuple[Path, ...] | None = None
+    max_node_tokens: int = MAX_NODE_TOKENS
+
+    def __post_init__(self) -> None:
+        if self.max_node_tokens < 1:
+            raise InputError(f"max node tokens must be at least 1, got {self.max_node_tokens}")
 
 
 @dataclass

@@ -5,13 +5,16 @@ Each file is one :class:`Document` (id: its path relative to the folder given, P
 file named directly: its file name; title: the file name; metadata ``code_language`` and
 ``file``).  A document's and its nodes' ``source`` is that same relative path, never a path of
 the machine that ingested (the corpus ``source``, which names the import, stays the folder).
-Its declarations are the nodes, one each, never chunked: C# types and their methods,
-constructors and properties (:mod:`excerpt.ingest.csharp`, ids
+Its declarations are the nodes: C# types, their members and top-level statements
+(:mod:`excerpt.ingest.csharp`, ids
 ``CS:<Namespace>.<Class>[.<Member>]``) and T-SQL tables, views, procedures, functions,
 triggers, indexes and synonyms (:mod:`excerpt.ingest.tsql`, ids ``SQL:<schema>.<name>``).
 A node's text is the declaration as written; ``start``/``end`` are its offsets in the file's
 text (UTF-8, byte order mark dropped, line endings normalised to ``\\n``, as the text loader
-reads files), so ``node.text == text[start:end]``.  Node metadata: ``code_language``, ``file``
+reads files), so ``node.text == text[start:end]``, except a C# type's node, which holds its
+outline (signature, fields, member signatures; ``start``/``end`` its span).  No C# node has
+more than ``LoadOptions.max_node_tokens`` tokens: a longer one is cut into parts ``<id>~2`` …,
+each linked from the first by ``Contains``.  Node metadata: ``code_language``, ``file``
 (the document id) and the language's own fields (C#: ``namespace``, ``class``, ``member``,
 ``type``; SQL: ``schema``, ``name``, ``type``).  Every node carries the load options' ACL tags
 and classification labels.
@@ -43,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from excerpt.errors import CorpusError
-from excerpt.ingest._code_text import CodeObject, unique_ids
+from excerpt.ingest._code_text import CodeObject, part_edges, unique_ids
 from excerpt.ingest._common import check_options, labels, relative_id, require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.csharp import CsFile, CsSyntaxError, parse_csharp
@@ -85,7 +88,7 @@ def load_code_source(paths: Sequence[Path], options: LoadOptions | None = None) 
     edges = _load_sql([f for f in files if f.language == "sql"], corpus, objects)
     procedures = {o.id.lower() for _, o in objects if o.kind == "Procedure"}
     edges |= _load_csharp([f for f in files if f.language == "csharp"], corpus, objects,
-                          procedures, _read_projects(given))
+                          procedures, _read_projects(given), options.max_node_tokens)
     _finish(corpus, objects, edges, options)
     if not corpus.documents:
         raise CorpusError("no readable C# or T-SQL file in " + ", ".join(map(str, given))
@@ -171,7 +174,7 @@ def _load_sql(files: list[_File], corpus: LoadedCorpus,
 
 def _load_csharp(files: list[_File], corpus: LoadedCorpus,
                  objects: list[tuple[_File, CodeObject]], procedures: set[str],
-                 projects: dict[Path, ProjectSet]) -> set[Triple]:
+                 projects: dict[Path, ProjectSet], max_tokens: int) -> set[Triple]:
     """C# documents and declarations (overloads numbered ``#2``…); returns their edges."""
     parsed: list[tuple[_File, CsFile]] = []
     for f in files:
@@ -185,9 +188,11 @@ def _load_csharp(files: list[_File], corpus: LoadedCorpus,
     decls = [(f, d) for f, cs in parsed for d in cs.decls]
     for (_, d), oid in zip(decls, unique_ids([f"CS:{d.key}" for _, d in decls]), strict=True):
         d.id = oid
-    objects.extend((f, d.to_object()) for f, d in decls)
+    found = [(f, o) for f, cs in parsed for o in cs.objects(max_tokens)]
+    objects.extend(found)
     read = _in_projects(parsed, projects)
-    return csharp_edges(read, procedures) | di_edges(read, CsIndex(read, procedures))
+    return (csharp_edges(read, procedures) | di_edges(read, CsIndex(read, procedures))
+            | part_edges([o for _, o in found]))
 
 
 def _in_projects(parsed: list[tuple[_File, CsFile]],
@@ -229,7 +234,8 @@ def _finish(corpus: LoadedCorpus, objects: list[tuple[_File, CodeObject]], edges
     acl = labels(options.acl_tags)
     classes = labels(options.classification_labels)
     corpus.nodes = sorted(
-        (Node(id=o.id, document_id=f.doc_id, text=f.text[o.start : o.end], title=o.title,
+        (Node(id=o.id, document_id=f.doc_id, title=o.title,
+              text=f.text[o.start : o.end] if o.text is None else o.text,
               source=f.doc_id, start=o.start, end=o.end, acl_tags=acl,
               classification_labels=classes,
               metadata={"code_language": f.language, "file": f.doc_id, **o.metadata})

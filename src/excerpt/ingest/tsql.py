@@ -44,7 +44,9 @@ from sqlglot.tokenizer_core import Token, TokenType
 
 from excerpt.ingest._code_text import CodeObject, leading_comment_start, sql_id
 from excerpt.ingest.tsql_check import misspelling, names_a_permission
-from excerpt.ingest.tsql_scan import PSEUDO_TABLES, balanced, name_at, scan, tokenize
+from excerpt.ingest.tsql_dynamic import dynamic_sql
+from excerpt.ingest.tsql_flow import Statement, body_start, split
+from excerpt.ingest.tsql_scan import PSEUDO_TABLES, balanced, is_builtin, name_at, scan, tokenize
 
 __all__ = ["SqlFile", "read_sql"]
 
@@ -67,6 +69,8 @@ class SqlFile:
     objects: list[tuple[CodeObject, set[tuple[str, str]]]] = field(default_factory=list)
     loose_edges: set[tuple[str, str, str]] = field(default_factory=set)
     issues: list[tuple[int, str]] = field(default_factory=list)
+    guarded: set[int] = field(default_factory=set)  # indexes of objects created under IF / WHILE
+    unresolved: list[tuple[int, str]] = field(default_factory=list)  # (line, dynamic SQL)
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,7 @@ class _Header:
     target: Parts | None  # a trigger's or index's table, a synonym's object
     first: int  # token index of CREATE / ALTER
     last: int  # token index of the statement's last token
+    after_name: int = 0  # token index after the object's name
 
 
 def read_sql(text: str) -> SqlFile:
@@ -119,18 +124,124 @@ def _read_batch(text: str, start: int, end: int, out: SqlFile) -> None:
     if not headers:
         _parse(sql, text, start, out)  # nothing to load, but a broken batch is still reported
         return
+    statements, _problems = split(tokens)  # the script around the objects: where each ends
     for h in headers:
+        where = next((st for st in statements if st.first <= h.first <= st.last), None)
+        if h.kind not in _BODIED and where is not None:  # IF … BEGIN CREATE TABLE … END
+            semicolon = where.last + 1 < len(tokens) and \
+                tokens[where.last + 1].token_type == TokenType.SEMICOLON
+            h = _with_last(h, where.last + semicolon)
         lo, hi = tokens[h.first].start, tokens[h.last].end + 1
-        trees = _parse(sql[lo:hi], text, start + lo, out)
-        if trees is None:
-            continue
-        edges = {(rel, sql_id(list(parts))[0]) for rel, parts in _edges(h, trees)}
+        body = _body(h, tokens)
+        unresolved: list[int] = []
+        if body is None:
+            trees = _parse(sql[lo:hi], text, start + lo, out)
+            if trees is None:
+                continue
+            parts = _edges(h, trees)
+        else:
+            reported = len(out.issues)
+            found, unresolved = _read_body(sql, tokens, body, h.last + 1, _At(text, start, out))
+            if len(out.issues) > reported:
+                continue  # a broken statement: the object is skipped, as a broken batch is
+            parts = _edges(h, [], found)
+        edges = {(rel, sql_id(list(p))[0]) for rel, p in parts}
         if h.kind == "AlterTable":
             src = sql_id(list(h.name))[0]
             out.loose_edges.update((src, rel, to) for rel, to in edges if to != src)
             continue
         floor = start + (tokens[h.first - 1].end + 1 if h.first else 0)
-        out.objects.append((_object(h, text, start + lo, start + hi, floor), edges))
+        obj = _object(h, text, start + lo, start + hi, floor, len(unresolved))
+        if where is not None and where.guarded:
+            out.guarded.add(len(out.objects))
+        out.objects.append((obj, edges))
+        out.unresolved.extend((_line(text, start + tokens[k].start), f"{obj.title}: dynamic SQL "
+                               "built at run time") for k in unresolved)
+
+
+@dataclass(frozen=True)
+class _At:
+    """Where a batch sits in its file, and where its issues go."""
+
+    text: str
+    start: int
+    out: SqlFile
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Statements that name no table, view or procedure (or only a cursor: FETCH, OPEN, CLOSE).
+_NO_RELATIONS = _words("""
+THROW RAISERROR PRINT BREAK CONTINUE GOTO OPEN CLOSE DEALLOCATE FETCH WAITFOR BEGIN COMMIT
+ROLLBACK SAVE USE
+""")
+_MAX_NESTING = 3  # dynamic SQL inside dynamic SQL: read this deep, no deeper
+
+
+def _body(h: _Header, tokens: list[Token]) -> int | None:
+    """First token of a procedure's, function's or trigger's body (views are one statement
+    and parse whole)."""
+    if h.kind not in ("Procedure", "Function", "Trigger"):
+        return None
+    return body_start(tokens, h.after_name, h.last + 1)
+
+
+def _read_body(sql: str, tokens: list[Token], lo: int, hi: int, at: _At, nesting: int = 0
+               ) -> tuple[set[tuple[str, Parts]], list[int]]:
+    """Relations of the statements of ``tokens[lo:hi]`` (see :mod:`excerpt.ingest.tsql_flow`),
+    each parsed alone, with those of the dynamic SQL they run; and the token indexes of the
+    dynamic ``EXEC`` whose text cannot be known."""
+    statements, problems = split(tokens, lo, hi)
+    found: set[tuple[str, Parts]] = set()
+    reported = len(at.out.issues)
+    for st in statements:
+        found |= _statement_edges(sql, tokens, st, at)
+    for k, why in problems[:1] if len(at.out.issues) == reported else []:
+        line = _line(at.text, at.start + tokens[k].start)
+        at.out.issues.append((line, f"T-SQL does not parse: {why} (line {line}; batch skipped)"))
+    dynamic = dynamic_sql(tokens, statements)
+    unresolved = list(dynamic.unresolved)
+    for k, literal in dynamic.texts:
+        inner = _read_literal(literal, nesting)
+        if inner is None:
+            unresolved.append(k)
+        else:
+            found |= inner
+    return found, unresolved
+
+
+def _read_literal(literal: str, nesting: int) -> set[tuple[str, Parts]] | None:
+    """Relations of the SQL in a string a body executes; None if it is not readable SQL."""
+    if nesting >= _MAX_NESTING:
+        return None
+    try:
+        tokens = tokenize(literal)
+    except TokenError:
+        return None
+    scratch = SqlFile()
+    found, unresolved = _read_body(literal, tokens, 0, len(tokens), _At(literal, 0, scratch),
+                                   nesting + 1)
+    return None if scratch.issues or unresolved else found
+
+
+def _statement_edges(sql: str, tokens: list[Token], st: Statement, at: _At
+                     ) -> set[tuple[str, Parts]]:
+    kind = st.kind.upper()
+    first = st.first + 1 if kind == "RETURN" else st.first  # RETURN (SELECT …): the query
+    if kind in _NO_RELATIONS or first > st.last:
+        return set()
+    lo, hi = tokens[first].start, tokens[st.last].end + 1
+    text = sql[lo:hi]
+    if st.condition:  # IF EXISTS (SELECT … FROM t): an expression, read as a query's filter
+        text = f"SELECT 1 WHERE {text}"
+        lo -= len("SELECT 1 WHERE ")
+    trees = _parse(text, at.text, at.start + max(lo, 0), at.out)
+    found: set[tuple[str, Parts]] = set()
+    for tree in trees or []:
+        found |= _tree_edges(tree)
+    return found
 
 
 class _MuteFallback(logging.Filter):
@@ -185,7 +296,8 @@ def _parse(sql: str, text: str, offset: int, out: SqlFile) -> list[exp.Expr] | N
     return [t for t in trees if t is not None]
 
 
-def _object(h: _Header, text: str, start: int, end: int, floor: int) -> CodeObject:
+def _object(h: _Header, text: str, start: int, end: int, floor: int, unresolved: int = 0
+            ) -> CodeObject:
     if h.kind == "Index" and h.target is not None:
         oid, schema, table = sql_id(list(h.target))
         name = h.name[-1]
@@ -195,6 +307,8 @@ def _object(h: _Header, text: str, start: int, end: int, floor: int) -> CodeObje
         title = f"{schema}.{name}"
     start = leading_comment_start(text, start, floor)
     meta = {"schema": schema, "name": name, "type": h.kind}
+    if unresolved:
+        meta["unresolved_dynamic_sql"] = str(unresolved)
     return CodeObject(id=oid, kind=h.kind, title=title, start=start, end=end, metadata=meta)
 
 
@@ -234,7 +348,7 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
 
 
 def _with_last(h: _Header, last: int) -> _Header:
-    return _Header(h.kind, h.name, h.target, h.first, last)
+    return _Header(h.kind, h.name, h.target, h.first, last, h.after_name)
 
 
 def _header_at(tokens: list[Token], first: int, nxt: int) -> _Header | None:
@@ -249,7 +363,7 @@ def _header_at(tokens: list[Token], first: int, nxt: int) -> _Header | None:
         return None  # CREATE TABLE #work: a temp table is no object of the database
     target = _target(tokens, kind, j)
     last = _statement_end(tokens, first, nxt)
-    return _Header(kind, name, target, first, last)
+    return _Header(kind, name, target, first, last, j)
 
 
 def _kind_at(tokens: list[Token], first: int) -> tuple[str | None, int]:
@@ -294,9 +408,11 @@ def _statement_end(tokens: list[Token], first: int, nxt: int) -> int:
 # --- relations ---------------------------------------------------------------------------------
 
 
-def _edges(h: _Header, trees: list[exp.Expr]) -> set[tuple[str, Parts]]:
-    """``(relation, target name parts)`` of one object, self references dropped."""
-    found: set[tuple[str, Parts]] = set()
+def _edges(h: _Header, trees: list[exp.Expr], found: set[tuple[str, Parts]] | None = None
+           ) -> set[tuple[str, Parts]]:
+    """``(relation, target name parts)`` of one object (from its trees, or ``found`` already),
+    self references and built-ins dropped."""
+    found = set(found or ())
     for tree in trees:
         found |= _tree_edges(tree)
     if h.kind in ("Trigger", "Index") and h.target is not None:
@@ -308,6 +424,7 @@ def _edges(h: _Header, trees: list[exp.Expr]) -> set[tuple[str, Parts]]:
     return {
         (rel, parts) for rel, parts in found
         if (keep is None or rel in keep) and sql_id(list(parts))[0].lower() != own
+        and not is_builtin(rel, parts)
     }
 
 

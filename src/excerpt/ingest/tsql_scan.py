@@ -20,9 +20,28 @@ from sqlglot.dialects.tsql import TSQL
 from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-__all__ = ["PSEUDO_TABLES", "balanced", "name_at", "scan", "tokenize"]
+__all__ = ["PSEUDO_TABLES", "balanced", "is_builtin", "name_at", "scan", "tokenize"]
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
 
 PSEUDO_TABLES = frozenset({"inserted", "deleted"})
+# Table-valued functions SQL Server itself provides: reading them reads no table of the app.
+BUILTIN_TABLE_FUNCTIONS = _words("""
+string_split openjson openxml openrowset openquery opendatasource generate_series changetable
+containstable freetexttable predict semantickeyphrasetable semanticsimilaritytable
+semanticsimilaritydetailstable
+""")
+# System procedures called without a schema (SQL Server finds them in master / sys).
+BUILTIN_PROCEDURES = _words("""
+sp_executesql sp_rename sp_addextendedproperty sp_updateextendedproperty sp_dropextendedproperty
+sp_getapplock sp_releaseapplock sp_set_session_context sp_describe_first_result_set
+sp_refreshview sp_refreshsqlmodule sp_recompile sp_helptext sp_help sp_who sp_who2 sp_configure
+sp_msforeachtable sp_msforeachdb sp_send_dbmail sp_start_job sp_addrolemember sp_droprolemember
+sp_spaceused sp_lock xp_cmdshell
+""")
+SYSTEM_SCHEMAS = frozenset({"sys", "information_schema"})
 _NAMES = (TokenType.VAR, TokenType.IDENTIFIER)
 _WORD = re.compile(r"^[\w$#@]+$")
 
@@ -69,6 +88,20 @@ def balanced(sql: str) -> bool:
         if parens < 0 or blocks < 0:
             return False
     return parens == 0 and blocks == 0
+
+
+def is_builtin(relation: str, parts: Parts) -> bool:
+    """Whether a name (``(…, schema, name)``) is SQL Server's own rather than the app's: the
+    catalog views and functions of ``sys`` and ``INFORMATION_SCHEMA``, built-in table-valued
+    functions (``STRING_SPLIT``, ``OPENJSON``…) and system procedures, so no edge points at an
+    object no file could define."""
+    name = parts[-1].lower() if parts else ""
+    schema = parts[-2].lower() if len(parts) > 1 else ""
+    if schema in SYSTEM_SCHEMAS:
+        return True
+    if relation == "Executes":
+        return name in BUILTIN_PROCEDURES and schema in ("", "dbo")
+    return name in BUILTIN_TABLE_FUNCTIONS and schema == ""
 
 
 def name_at(tokens: list[Token], i: int) -> tuple[Parts, int, str | None] | None:
