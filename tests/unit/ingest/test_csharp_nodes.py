@@ -3,6 +3,7 @@ the token cap with stable ids, and top-level statements are a node of their own.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ def test_long_method_is_cut_into_parts_under_the_cap_at_statements(tmp_path: Pat
     assert [p.id for p in parts] == [method] + [f"{method}~{i}" for i in range(2, len(parts) + 1)]
     assert all(count_tokens(p.text) <= CAP for p in parts)
     assert all(p.text == text[p.start : p.end] for p in parts)  # contiguous slices
-    assert all(a.end == b.start for a, b in zip(parts, parts[1:], strict=False))
+    assert all(a.end == b.start for a, b in pairwise(parts))
     whole = "".join(p.text for p in parts)
     assert whole.startswith("/// <summary>Imports an order") and whole.rstrip().endswith("}")
     for p in parts[1:]:  # each later part starts with a whole statement (Log, then Weigh)
@@ -198,7 +199,7 @@ def test_long_outline_is_cut_between_members(tmp_path: Path) -> None:
                    key=lambda n: n.start)
     assert len(parts) >= 2 and all(count_tokens(n.text) <= CAP for n in parts)
     assert parts[0].start == 0 and parts[-1].end == len(text.rstrip("\n"))
-    assert all(a.end == b.start for a, b in zip(parts, parts[1:], strict=False))
+    assert all(a.end == b.start for a, b in pairwise(parts))
     assert parts[-1].text.rstrip().endswith("public void Save() { … }\n}")
     assert all(n.text.lstrip().startswith(("public", "{")) for n in parts[1:])
 
