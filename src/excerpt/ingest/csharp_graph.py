@@ -13,78 +13,157 @@ the code in its body, a type for its base list and fields) and ends at a parsed 
   name is linked.  When the receiver's type is not known at all, the call links to the only
   parsed method of that name, if there is exactly one; a receiver of a known type that was
   not parsed (``SqlCommand cmd``) links nowhere.
-* ``Executes``: to ``SQL:<schema>.<name>`` when a string literal runs a stored procedure:
-  ``"EXEC dbo.proc_X …"`` anywhere; a procedure name, in a declaration that uses
-  ``CommandType.StoredProcedure``, passed first to ``new …Command(…)`` (ADO.NET) or to an
-  ``Execute…`` / ``Query…`` call (Dapper), or assigned to ``CommandText``; or any literal equal
-  to a parsed procedure's name.
+* ``Executes``, ``ReadsFrom``, ``WritesTo`` to ``SQL:<schema>.<name>``: from SQL the code sends
+  to the database in a command context (EF ``FromSql…`` / ``ExecuteSql…`` / ``SqlQuery``,
+  ADO.NET commands and ``CommandText``, Dapper), read as :mod:`excerpt.ingest.csharp_sql`
+  explains; and from Entity Framework ``DbSet`` use (:mod:`excerpt.ingest.csharp_ef` maps
+  entities to tables): ``ctx.Orders.Add/AddRange/Update/UpdateRange/Remove/RemoveRange(…)``,
+  ``ExecuteUpdate/ExecuteDelete(…)`` and ``Attach`` in a member that calls ``SaveChanges``
+  write the DbSet's tables, any other use (``Where``, ``Find``, ``ToListAsync``, ``from x in
+  ctx.Orders``, ``foreach``) reads them; ``ctx.Set<Order>()`` likewise.  The context is the
+  receiver's declared type (a local, field or parameter; ``var c = new Ctx()`` or ``var c =
+  CreateContext()`` of a parsed method too); a receiver of unknown type counts when every
+  context with a DbSet of that name maps it to the same tables.
+* ``Mentions``: a string literal outside every command context that names a procedure
+  (``"EXEC dbo.x"`` in it, or equal to a parsed procedure's name): never ``Executes``.
+* ``MapsTo``: an entity class to its table (:mod:`excerpt.ingest.csharp_ef`).
 
 Type names are resolved by :class:`excerpt.ingest.csharp_index.CsIndex`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from tree_sitter import Node
 
-from excerpt.ingest._code_text import split_sql_name, sql_id
-from excerpt.ingest.csharp import CsDecl, CsFile, node_text
-from excerpt.ingest.csharp_index import CsIndex, head_name, scope_of, type_names
+from excerpt.ingest.csharp import CsFile, node_text
+from excerpt.ingest.csharp_ef import EfModel, Site, read_ef_model
+from excerpt.ingest.csharp_index import CsIndex, scope_of, type_names
+from excerpt.ingest.csharp_sql import (
+    STRINGS,
+    Texts,
+    command_at,
+    literal_value,
+    mentioned_procedures,
+    sql_relations,
+)
 
 __all__ = ["csharp_edges"]
 
-_STRINGS = ("string_literal", "verbatim_string_literal", "raw_string_literal",
-            "interpolated_string_expression")
-_CONTENT = ("string_literal_content", "escape_sequence", "string_content", "raw_string_content")
-_PART = r"(?:\[[^\]]+\]|\w+)"
-_EXEC = re.compile(rf"\bEXEC(?:UTE)?\s+(?:@\w+\s*=\s*)?({_PART}(?:\.{_PART}){{0,3}})",
-                   re.IGNORECASE)
-_PROC_NAME = re.compile(rf"^(?:{_PART}\.){{0,2}}{_PART}$")
-
 Edge = tuple[str, str, str]
+_WRITES = {"Add", "AddAsync", "AddRange", "AddRangeAsync", "Update", "UpdateRange", "Remove",
+           "RemoveRange", "ExecuteUpdate", "ExecuteUpdateAsync", "ExecuteDelete",
+           "ExecuteDeleteAsync"}
 
 
 def csharp_edges(files: list[CsFile], procedures: set[str]) -> set[Edge]:
     """Every relation among the declarations of ``files`` (ids already assigned);
     ``procedures``: the lower-cased ids of the parsed stored procedures."""
     graph = CsIndex(files, procedures)
-    edges: set[Edge] = set()
-    for f in files:
-        stops = {d.node.id for d in f.decls}
-        for d in f.decls:
-            if d.parent is not None:
-                edges.add((d.parent.id, "Contains", d.id))
-            edges |= _DeclReader(graph, d, f, stops).edges()
+    sites = [site for f in files for site in _sites(f)]
+    shared = _Shared(graph, read_ef_model(sites, graph), sites)
+    edges: set[Edge] = shared.ef.maps_to(graph.class_ids)
+    for site in sites:
+        if site.decl.parent is not None:
+            edges.add((site.decl.parent.id, "Contains", site.decl.id))
+        edges |= _DeclReader(shared, site).edges()
     return {e for e in edges if e[0] != e[2]}
+
+
+def _sites(f: CsFile) -> list[Site]:
+    stops = {d.node.id for d in f.decls}
+    return [Site(d, scope_of(d, f), list(_own_nodes(d.node, stops)), f.usings) for d in f.decls]
+
+
+class _Shared:
+    """What every declaration's reader looks up: names, the EF model, member declarations by
+    id, and the initialised fields of each type (constants that hold SQL)."""
+
+    def __init__(self, graph: CsIndex, ef: EfModel, sites: list[Site]) -> None:
+        self.g = graph
+        self.ef = ef
+        self.by_id = {s.decl.id: s for s in sites}
+        self.fields: dict[str, dict[str, Node]] = {}
+        for s in sites:
+            if not s.decl.member:
+                self.fields[s.decl.key] = _initialised_fields(s.decl.node)
+
+    def returns(self, method_ids: list[str]) -> list[str] | None:
+        """The parsed types the methods return (None: unknown, or they disagree)."""
+        found: set[str] = set()
+        for mid in method_ids:
+            site = self.by_id.get(mid)
+            kind = site.decl.node.child_by_field_name("returns") if site is not None else None
+            if site is None or kind is None:
+                return None
+            found.update(self.g.type_of(_awaited(kind), site.scope))
+        return sorted(found) if found else None
+
+
+def _initialised_fields(type_node: Node) -> dict[str, Node]:
+    body = type_node.child_by_field_name("body")
+    out: dict[str, Node] = {}
+    for member in body.named_children if body is not None else []:
+        if member.type != "field_declaration":
+            continue
+        for var in (c for c in member.named_children if c.type == "variable_declaration"):
+            for v in (c for c in var.named_children if c.type == "variable_declarator"):
+                name = v.child_by_field_name("name")
+                value = [c for c in v.named_children if c != name]
+                if value:
+                    out[node_text(name)] = value[-1]
+    return out
+
+
+def _awaited(kind: Node) -> Node:
+    """``Task<Foo>`` / ``ValueTask<Foo>`` -> ``Foo``: what an awaited call gives."""
+    if kind.type == "generic_name" and node_text(kind.named_children[0]) in ("Task", "ValueTask"):
+        args = [c for c in kind.named_children if c.type == "type_argument_list"]
+        if args and args[0].named_children:
+            return args[0].named_children[0]
+    return kind
 
 
 class _DeclReader:
     """The relations that start at one declaration."""
 
-    def __init__(self, graph: CsIndex, decl: CsDecl, f: CsFile, stops: set[int]) -> None:
-        self.g = graph
-        self.d = decl
-        self.scope = scope_of(decl, f)
-        self.nodes = list(_own_nodes(decl.node, stops))
+    def __init__(self, shared: _Shared, site: Site) -> None:
+        self.shared = shared
+        self.g = shared.g
+        self.d = site.decl
+        self.scope = site.scope
+        self.nodes = site.nodes
         self.locals = self._locals()
         self.sp_context = any(
             n.type == "member_access_expression"
             and node_text(n.child_by_field_name("name")) == "StoredProcedure"
             for n in self.nodes
         )
+        self.saves = any(n.type == "invocation_expression" and _simple_call(n).startswith(
+            "SaveChanges") for n in self.nodes)
+        self.texts = Texts(self.nodes, self._field_value)
+        # ``p => p.Orders``, ``from o in …``: entities, never a context of unknown type
+        self.lambda_names = {node_text(n) for n in self.nodes if n.type == "implicit_parameter"}
+        self.lambda_names |= {node_text(n.child_by_field_name("name")) for n in self.nodes
+                              if n.type in ("from_clause", "join_clause", "let_clause")}
         self.out: set[Edge] = set()
 
     def edges(self) -> set[Edge]:
         for n in self.nodes:
+            self._command(n)
+        for n in self.nodes:
             self._types(n)
             if n.type == "invocation_expression":
                 self._call(n)
+                self._set_call(n)
             elif n.type == "member_access_expression":
                 self._static_receiver(n)
-            elif n.type in _STRINGS:
-                self._literal(n)
+                self._dbset(n)
+            elif n.type == "identifier":
+                self._own_dbset(n)
+            elif n.type in STRINGS and n.id not in self.texts.used:
+                self._link("Mentions", mentioned_procedures(literal_value(n), self.g.procedures))
         return self.out
 
     def _link(self, relation: str, ids: list[str]) -> None:
@@ -125,11 +204,24 @@ class _DeclReader:
 
     def _var_type(self, declared: Node | None, v: Node | None) -> list[str] | None:
         """The parsed types of a variable ([]: not parsed); ``var x = new Foo()`` is a Foo,
-        another ``var`` unknown (None)."""
+        ``var x = Make()`` (``await Make()``) what the parsed method ``Make`` of this type
+        returns, another ``var`` unknown (None)."""
         if declared is not None and declared.type != "implicit_type":
             return self.g.type_of(declared, self.scope)
-        made = [c for c in v.named_children if c.type == "object_creation_expression"] if v else []
-        return self.g.type_of(made[0].child_by_field_name("type"), self.scope) if made else None
+        value = [c for c in v.named_children if c != v.child_by_field_name("name")] if v else []
+        made = value[-1] if value else None
+        if made is not None and made.type == "await_expression" and made.named_children:
+            made = made.named_children[0]
+        if made is not None and made.type == "object_creation_expression":
+            return self.g.type_of(made.child_by_field_name("type"), self.scope)
+        if made is not None and made.type == "invocation_expression":
+            fn = made.child_by_field_name("function")
+            if fn is not None and fn.type in ("identifier", "generic_name"):
+                for key in self.scope.classes:
+                    found = self.g.methods_in(key, _simple(fn))
+                    if found:
+                        return self.shared.returns(found)
+        return None
 
     # -- calls -----------------------------------------------------------------------------------
 
@@ -212,18 +304,108 @@ class _DeclReader:
             return
         self._refer([name])
 
-    # -- stored procedures -----------------------------------------------------------------------
+    # -- SQL sent to the database ----------------------------------------------------------------
 
-    def _literal(self, n: Node) -> None:
-        value = _literal_value(n)
-        targets = [m.group(1) for m in _EXEC.finditer(value)]
-        if _PROC_NAME.match(value.strip()):
-            name = value.strip()
-            known = sql_id(split_sql_name(name))[0].lower() in self.g.procedures
-            if known or (self.sp_context and _names_command(n)):
-                targets.append(name)
-        ids = [sql_id(split_sql_name(t))[0] for t in targets]
-        self._link("Executes", [i for i in ids if not i.lower().endswith(".sp_executesql")])
+    def _command(self, n: Node) -> None:
+        cmd = command_at(n)
+        if cmd is None:
+            return
+        procedure = cmd.procedure or (cmd.certain and self.sp_context)
+        for text in self.texts.of(cmd.arg):
+            for relation, target in sql_relations(text, procedure, self.g.procedures,
+                                                  cmd.certain):
+                self._link(relation, [target])
+
+    def _field_value(self, n: Node) -> Node | None:
+        """The initialiser of the field ``n`` names (``Sql``, ``this.Sql``, ``Queries.Sql``)."""
+        if n.type == "identifier":
+            keys: list[str] = list(self.scope.classes)
+            name = node_text(n)
+        elif n.type == "member_access_expression":
+            owner = n.child_by_field_name("expression")
+            name = node_text(n.child_by_field_name("name"))
+            dotted = _dotted(owner) if owner is not None else ""
+            if owner is not None and owner.type == "this":
+                keys = list(self.scope.classes[:1])
+            elif dotted and dotted.split(".")[0] not in self.locals:
+                keys = self.g.resolve(dotted, self.scope)
+            else:
+                return None
+        else:
+            return None
+        for key in keys:
+            found = self.shared.fields.get(key, {}).get(name)
+            if found is not None:
+                return found
+        return None
+
+    # -- Entity Framework DbSets -----------------------------------------------------------------
+
+    def _dbset(self, n: Node) -> None:
+        """``ctx.Orders`` (or ``this.Orders``) used: reads or writes the DbSet's tables."""
+        receiver = n.child_by_field_name("expression")
+        name = node_text(n.child_by_field_name("name"))
+        if receiver is None or not name:
+            return
+        keys = self._receiver(receiver)
+        if keys is not None:
+            contexts = [k for k in keys if self.shared.ef.is_context(k)]
+            if not contexts:
+                return
+            tables = self.shared.ef.dbset_tables(contexts, name)
+        elif receiver.type == "identifier" and node_text(receiver) not in self.lambda_names:
+            tables = self.shared.ef.dbset_tables(None, name)
+        else:
+            return
+        self._link(self._access(n), sorted(tables))
+
+    def _own_dbset(self, n: Node) -> None:
+        """``Orders.Where(…)`` inside the context itself (not a local, not a member's name)."""
+        parent = n.parent
+        if parent is None or node_text(n) in self.locals:
+            return
+        used = (parent.type == "member_access_expression"
+                and parent.child_by_field_name("expression") == n) or (
+            parent.type in ("from_clause", "foreach_statement")
+            and parent.child_by_field_name("name") != n
+            and parent.child_by_field_name("left") != n)
+        if not used:
+            return
+        contexts = [k for k in self.scope.classes if self.shared.ef.is_context(k)]
+        if contexts:
+            self._link(self._access(n), sorted(self.shared.ef.dbset_tables(contexts,
+                                                                           node_text(n))))
+
+    def _set_call(self, n: Node) -> None:
+        """``ctx.Set<Order>()``: the entity's tables."""
+        fn = n.child_by_field_name("function")
+        name = fn.child_by_field_name("name") if fn is not None and \
+            fn.type == "member_access_expression" else fn
+        if name is None or name.type != "generic_name" or _simple(name) != "Set":
+            return
+        args = [c for c in name.named_children if c.type == "type_argument_list"]
+        if not args or not args[0].named_children:
+            return
+        keys = self.g.type_of(args[0].named_children[0], self.scope)
+        tables = {t for k in keys for t in self.shared.ef.entity_tables.get(k, set())}
+        self._link(self._access(n), sorted(tables))
+
+    def _access(self, n: Node) -> str:
+        """``WritesTo`` when a write method is called on the DbSet ``n`` (or on a query over
+        it, for ``ExecuteUpdate`` / ``ExecuteDelete``), else ``ReadsFrom``."""
+        cur = n
+        while cur.parent is not None and cur.parent.type == "member_access_expression" \
+                and cur.parent.child_by_field_name("expression") == cur:
+            method = _simple(cur.parent.child_by_field_name("name") or cur.parent)
+            call = cur.parent.parent
+            if call is None or call.type != "invocation_expression":
+                break
+            if method in _WRITES and (cur == n or method.startswith("Execute")):
+                return "WritesTo"
+            if method == "Attach" and cur == n and self.saves:
+                return "WritesTo"
+            cur = call
+        return "ReadsFrom"
 
 
 def _own_nodes(root: Node, stops: set[int]) -> Iterator[Node]:
@@ -252,26 +434,8 @@ def _dotted(n: Node) -> str:
     return f"{left}.{node_text(name)}" if left and name is not None else ""
 
 
-def _literal_value(n: Node) -> str:
-    if n.type == "verbatim_string_literal":
-        return node_text(n)[2:-1].replace('""', '"')
-    return "".join(node_text(c) for c in n.children if c.type in _CONTENT)
-
-
-def _names_command(n: Node) -> bool:
-    """The literal is where ADO.NET and Dapper take a procedure name: assigned to
-    ``CommandText``, or first argument of ``new …Command(…)`` or of ``Execute…`` / ``Query…``."""
-    parent = n.parent
-    if parent is not None and parent.type == "assignment_expression":
-        return node_text(parent.child_by_field_name("left")).endswith("CommandText")
-    args = parent.parent if parent is not None and parent.type == "argument" else None
-    if args is None or args.type != "argument_list" or args.named_children[0] != parent:
-        return False
-    call = args.parent
-    if call is not None and call.type == "object_creation_expression":
-        return head_name(call.child_by_field_name("type")).endswith("Command")
-    if call is not None and call.type == "invocation_expression":
-        fn = call.child_by_field_name("function")
-        name = fn.child_by_field_name("name") if fn is not None and fn.type != "identifier" else fn
-        return _simple(name).startswith(("Execute", "Query")) if name is not None else False
-    return False
+def _simple_call(call: Node) -> str:
+    fn = call.child_by_field_name("function")
+    if fn is not None and fn.type == "member_access_expression":
+        fn = fn.child_by_field_name("name")
+    return _simple(fn) if fn is not None else ""

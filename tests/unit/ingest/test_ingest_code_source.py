@@ -109,7 +109,6 @@ EXECUTES = {
     (f"{REPO}.GetPayment", "SQL:dbo.proc_GetPayment"),          # new SqlCommand + StoredProcedure
     (f"{REPO}.ProcessPayment", "SQL:dbo.proc_ProcessPayment"),  # bracketed name
     (f"{REPO}.RefundPayment", "SQL:dbo.proc_RefundPayment"),    # "EXEC dbo.proc_… @…"
-    (f"{SHIP}.RateProcedure", "SQL:dbo.proc_GetShippingRate"),  # literal = a parsed procedure
     ("SQL:dbo.proc_ProcessPayment", "SQL:dbo.proc_WriteAudit"),
     ("SQL:dbo.proc_RefundPayment", "SQL:dbo.proc_WriteAudit"),
 }  # fmt: skip
@@ -141,6 +140,8 @@ SAMPLE_EDGES = (
     | {(a, "References", b) for a, b in REFERENCES}
     | {(a, "Calls", b) for a, b in CALLS}
     | {(a, "Executes", b) for a, b in EXECUTES}
+    # a literal equal to a parsed procedure's name, sent to no command: mentioned, not executed
+    | {(f"{SHIP}.RateProcedure", "Mentions", "SQL:dbo.proc_GetShippingRate")}
     | SQL_EDGES
     | {(REPO, "Implements", IREPO), (IREPO, "ImplementedBy", REPO)}
     | {(f"{IREPO}.{m}", "ImplementedBy", f"{REPO}.{m}")
@@ -495,8 +496,12 @@ def test_executes_from_csharp_strings(tmp_path: Path) -> None:
     assert {(e.from_id, e.to_id) for e in corpus.edges if e.relation == "Executes"} == {
         ("CS:R.Ado", "SQL:app.proc_Save"),
         ("CS:R.Text", "SQL:dbo.proc_Text"),
-        ("CS:R.Text", "SQL:dbo.proc_Verbatim"),
         ("CS:R.Dapper", "SQL:dbo.proc_Dapper"),
+        ("CS:R.NoContext", "SQL:dbo.proc_NotSp"),  # command text that is a name runs it
+    }  # fmt: skip
+    # sent to no command: only mentioned (tests/unit/ingest/test_csharp_exec_ef.py)
+    assert {(e.from_id, e.to_id) for e in corpus.edges if e.relation == "Mentions"} == {
+        ("CS:R.Text", "SQL:dbo.proc_Verbatim"),
         ("CS:R.NoContext", "SQL:dbo.proc_Plain"),  # equal to a parsed procedure's name
         ("CS:R", "SQL:sales.proc_Known"),          # a field initialiser: from the type
     }  # fmt: skip
