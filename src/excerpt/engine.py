@@ -5,7 +5,9 @@
     search:  resolve the read view -> security + metadata masks -> analyze the query
              -> bm25 | semantic | hybrid fusion -> fetch the hit nodes
     graph:   the same view -> breadth-first over allow-listed edges of visible nodes
+             (outgoing, incoming or both)
     context: the same view -> whole node texts in priority order under the budgets
+             (from a query: search -> graph expansion of the hits -> the same packing)
 
 Ingestion itself lives in :mod:`excerpt.ingest.pipeline`; traces in :mod:`excerpt.provenance`.
 """
@@ -27,7 +29,7 @@ from excerpt.compose.composer import ComposedAnswer, Passage, compose
 from excerpt.compose.extract import Embed, view_embed
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.errors import InputError, StoreError
-from excerpt.graph.expand import GraphLimits, GraphResult, expand
+from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits, GraphResult, expand
 from excerpt.ingest.book_parts import excluded_parts, without_parts
 from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
 from excerpt.memory.backends import MemoryBackend
@@ -47,7 +49,7 @@ from excerpt.retrieve.access import Access, access_for
 from excerpt.retrieve.citations import pin_named
 from excerpt.retrieve.dense import QueryEmbedder
 from excerpt.retrieve.fusion import blend, rrf
-from excerpt.retrieve.relations import code_pins
+from excerpt.retrieve.relations import code_pins, read_question
 from excerpt.retrieve.view import Candidate, View
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
@@ -306,11 +308,18 @@ class Engine:
         filters, principal, view = self._open_view(filters, principal)
         excluded = excluded_parts(self.settings.ask_exclude_parts, filters.metadata)
 
+        code_question = read_question(question) is not None
+
         def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Passage]:
             scoped = replace(filters, metadata={**filters.metadata, **scope})
             # book apparatus (contents, prefaces, notes) stays searchable but out of answers
             hits = without_parts(lambda n: self.search(query, scoped, principal, mode, n).hits,
                                  k, excluded)
+            if code_question:  # what the whole question pins (retrieve/relations.py) leads
+                whole = self.search(question, scoped, principal, mode, k)
+                pinned = set(whole.analysis.get("named_nodes", ()))
+                lead = [h for h in whole.hits if h.node.id in pinned]
+                hits = lead + [h for h in hits if h.node.id not in pinned]
             return [Passage(h.node, h.score, h.snapshot_id) for h in hits]
 
         def vectors(passages: Sequence[Passage]) -> Any:
@@ -437,7 +446,8 @@ class Engine:
         principal: Principal | None = None,
         limits: GraphLimits | None = None,
     ) -> GraphResult:
-        """Expand ``seeds`` along allow-listed outgoing edges inside the caller's view."""
+        """Expand ``seeds`` along allow-listed edges (``limits.direction``) inside the
+        caller's view."""
         limits = limits or self.graph_limits()
         if not seeds:
             raise InputError("give at least one seed id")
@@ -445,19 +455,24 @@ class Engine:
             raise InputError("--max-depth must be >= 0 and --max-nodes >= 1")
         filters, principal, view = self._open_view(filters, principal)
         graph = self.access.graph(view)
-        result = expand(seeds, graph.outgoing, graph.status, limits, graph.prefetch)
+        result = expand(seeds, graph.outgoing, graph.status, limits, graph.prefetch,
+                        graph.incoming)
         if self._trace_log:
             trace, lines = graph_entry(self._applied(view, filters, principal), result)
             self._write_trace(trace, TraceLog.GRAPH_LOG, lines)
         return result
 
     def graph_limits(self, max_depth: int | None = None, max_nodes: int | None = None,
-                     allow: Sequence[str] = (), seed_only: bool = False) -> GraphLimits:
+                     allow: Sequence[str] = (), seed_only: bool = False,
+                     direction: str = "out") -> GraphLimits:
         """Expansion limits: what is given, the settings' for the rest."""
+        if direction not in DIRECTIONS:
+            raise InputError(f"unknown direction {direction!r}; choose one of {DIRECTIONS}")
         s = self.settings
+        way: Direction = direction
         return GraphLimits(s.graph_max_depth if max_depth is None else max_depth,
                            s.graph_max_nodes if max_nodes is None else max_nodes,
-                           tuple(allow or s.graph_edge_allowlist), seed_only)
+                           tuple(allow or s.graph_edge_allowlist), seed_only, way)
 
     # -- context --------------------------------------------------------------------------------
 
@@ -470,11 +485,17 @@ class Engine:
         budget_tokens: int | None = None,
         max_chars: int | None = None,
         prioritization: str | None = None,
+        query: str | None = None,
+        search_mode: SearchMode = "hybrid",
+        k: int | None = None,
+        limits: GraphLimits | None = None,
     ) -> ContextResult:
         """Whole node texts in priority order under the token and character budgets.
 
         ``budget_tokens`` None takes the budget from settings (``context_budget_tokens``).
         Ids the caller cannot see and unknown ids are both skipped as "not found".
+        ``query``: search it (``search_mode``, ``k`` hits), expand the hits (``limits``) and pack
+        the hits as seeds and what expansion reached as graph nodes, after any given ids.
         """
         mode = prioritization or self.settings.context_prioritization
         if mode not in PRIORITIZATIONS:
@@ -482,8 +503,11 @@ class Engine:
         budget = self.settings.context_budget_tokens if budget_tokens is None else budget_tokens
         if budget < 0 or (max_chars is not None and max_chars < 0):
             raise InputError("budgets must not be negative")
-        if not seeds and not graph:
-            raise InputError("give at least one --seed or --graph id")
+        if query is not None:
+            seeds, graph = self._query_context(query, seeds, graph, filters, principal,
+                                               search_mode, k, limits)
+        elif not seeds and not graph:
+            raise InputError("give --query or at least one --seed or --graph id")
         filters, principal, view = self._open_view(filters, principal)
         order = priority_order(seeds, graph, mode)
         texts = self.access.visible_texts(view, [node_id for node_id, _ in order])
@@ -493,6 +517,20 @@ class Engine:
             trace, lines = context_entry(self._applied(view, filters, principal), result)
             self._write_trace(trace, TraceLog.RESULTS_LOG, lines)
         return result
+
+    def _query_context(self, query: str, seeds: Sequence[str], graph: Sequence[str],
+                       filters: Filters | None, principal: Principal | None, mode: SearchMode,
+                       k: int | None, limits: GraphLimits | None
+                       ) -> tuple[list[str], list[str]]:
+        """Seeds and graph ids of a context built from a query: the search's hits (visible
+        only), then the nodes their expansion reaches (visible only)."""
+        found = self.search(query, filters, principal, mode, k, fetch=False)
+        hits = [node_id for node_id, _, _ in found.ranking]
+        reached: list[str] = []
+        if hits:
+            expanded = self.graph(hits, filters, principal, limits)
+            reached = [node_id for node_id, depth in expanded.nodes if depth > 0]
+        return [*seeds, *hits], [*graph, *reached]
 
     def _query_embedder(self, model: str) -> QueryEmbedder | None:
         return self._warm_embedder(model).embed_query  # type: ignore[no-any-return]

@@ -1,4 +1,8 @@
-"""`excerpt graph` and `excerpt context`: dependency expansion and budgeted node texts."""
+"""`excerpt graph` and `excerpt context`: dependency expansion and budgeted node texts.
+
+``graph --direction in`` walks edges backwards (who calls, writes or reads a node);
+``context --query`` searches, expands the hits and packs them in one call.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,13 @@ from excerpt.cli.main import (
 )
 from excerpt.context import PRIORITIZATIONS
 from excerpt.engine import Engine
-from excerpt.types import Filters
+from excerpt.graph.expand import DIRECTIONS
+from excerpt.types import SEARCH_MODES, Filters, SearchMode
+
+direction_option = click.option(
+    "--direction", type=click.Choice(DIRECTIONS), default="out", show_default=True,
+    help="out: edges as stored (what X calls, reads, writes); in: backwards (who calls, "
+         "writes or reads X); both.")
 
 
 @cli.command()
@@ -28,18 +38,19 @@ from excerpt.types import Filters
               help="Most nodes returned, seeds included (default: graph_max_nodes).")
 @click.option("--allow", "allow", multiple=True, metavar="RELATION",
               help="A relation to follow (repeatable; default: graph_edge_allowlist).")
-@click.option("--seed-only", is_flag=True, help="Only edges that leave a seed.")
+@click.option("--seed-only", is_flag=True, help="Only edges that touch a seed.")
+@direction_option
 @principal_options
 @json_option
 @click.pass_context
 @handles_errors
 def graph(ctx: click.Context, seeds: tuple[str, ...], collection: str, snapshot_id: str | None,
           snapshot_set: str | None, max_depth: int | None, max_nodes: int | None,
-          allow: tuple[str, ...], seed_only: bool, acl_tags: tuple[str, ...],
+          allow: tuple[str, ...], seed_only: bool, direction: str, acl_tags: tuple[str, ...],
           clearances: tuple[str, ...], all_access: bool) -> None:
-    """Expand SEEDS along their outgoing dependency edges, inside the caller's rights."""
+    """Expand SEEDS along their dependency edges, inside the caller's rights."""
     engine: Engine = ctx.obj["engine"]
-    limits = engine.graph_limits(max_depth, max_nodes, allow, seed_only)
+    limits = engine.graph_limits(max_depth, max_nodes, allow, seed_only, direction)
     result = engine.graph(list(seeds), Filters(collection, snapshot_id, snapshot_set),
                           make_principal(acl_tags, clearances, all_access), limits)
 
@@ -72,6 +83,19 @@ def graph(ctx: click.Context, seeds: tuple[str, ...], collection: str, snapshot_
               help="Character budget over all texts.")
 @click.option("--prioritization", type=click.Choice(PRIORITIZATIONS), default=None,
               help="Order (default: setting context_prioritization).")
+@click.option("--query", default=None,
+              help="Search this, expand the hits and pack them (hits are seeds).")
+@click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True,
+              help="Search mode of --query.")
+@click.option("-k", "k", type=click.IntRange(min=1), default=None,
+              help="Hits of --query to expand (default: the search's own k).")
+@click.option("--max-depth", type=click.IntRange(min=0), default=None,
+              help="Expansion depth of --query's hits (default: setting graph_max_depth).")
+@click.option("--max-nodes", type=click.IntRange(min=1), default=None,
+              help="Most nodes the expansion returns (default: graph_max_nodes).")
+@click.option("--allow", "allow", multiple=True, metavar="RELATION",
+              help="A relation the expansion follows (repeatable).")
+@direction_option
 @principal_options
 @json_option
 @click.pass_context
@@ -79,16 +103,20 @@ def graph(ctx: click.Context, seeds: tuple[str, ...], collection: str, snapshot_
 def context(ctx: click.Context, seeds: tuple[str, ...], graph_ids: tuple[str, ...],
             collection: str, snapshot_id: str | None, snapshot_set: str | None,
             budget_tokens: int | None, budget_from_settings: bool, max_chars: int | None,
-            prioritization: str | None, acl_tags: tuple[str, ...], clearances: tuple[str, ...],
+            prioritization: str | None, query: str | None, mode: SearchMode, k: int | None,
+            max_depth: int | None, max_nodes: int | None, allow: tuple[str, ...],
+            direction: str, acl_tags: tuple[str, ...], clearances: tuple[str, ...],
             all_access: bool) -> None:
-    """Fetch whole node texts, seeds and graph nodes, under token and character budgets."""
+    """Fetch whole node texts, seeds and graph nodes, under token and character budgets;
+    with --query, the seeds are its hits and the graph nodes what their expansion reaches."""
     if budget_from_settings and budget_tokens is not None:
         raise click.UsageError("give --budget-tokens or --budget-from-settings, not both")
     engine: Engine = ctx.obj["engine"]
+    limits = engine.graph_limits(max_depth, max_nodes, allow, direction=direction)
     result = engine.context(list(seeds), list(graph_ids),
                             Filters(collection, snapshot_id, snapshot_set),
                             make_principal(acl_tags, clearances, all_access),
-                            budget_tokens, max_chars, prioritization)
+                            budget_tokens, max_chars, prioritization, query, mode, k, limits)
 
     def human() -> None:
         for n in result.node_texts:

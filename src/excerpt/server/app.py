@@ -213,7 +213,7 @@ def create_app(engine: Engine, keys: KeyRing,
     def graph(body: GraphBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         limits = engine.graph_limits(body.max_depth, body.max_nodes, body.allow or (),
-                                     body.seed_only)
+                                     body.seed_only, body.direction)
         filters = Filters(body.collection, body.snapshot, body.snapshot_set)
         return JSONResponse(engine.graph(body.seeds, filters, principal, limits).to_json())
 
@@ -221,9 +221,12 @@ def create_app(engine: Engine, keys: KeyRing,
     def context(body: ContextBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
         filters = Filters(body.collection, body.snapshot, body.snapshot_set)
+        limits = engine.graph_limits(body.max_depth, body.max_nodes, body.allow or (),
+                                     direction=body.direction)
         return JSONResponse(engine.context(body.seeds, body.graph, filters, principal,
                                            body.budget_tokens, body.max_chars,
-                                           body.prioritization).to_json())
+                                           body.prioritization, body.query, body.mode, body.k,
+                                           limits).to_json())
 
     @app.post("/v1/memory/{conversation}/query", responses=errors(400, 401, 503))
     def memory(conversation: str, body: MemoryBody,

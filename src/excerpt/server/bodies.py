@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 from excerpt.context.fetch import Prioritization
 from excerpt.engine import EMBEDDERS
 from excerpt.errors import InputError
+from excerpt.graph.expand import Direction
 from excerpt.ingest import FORMATS
 from excerpt.memory.intents import INTENTS
 from excerpt.types import SearchMode
@@ -99,16 +100,26 @@ class GraphBody(Body):
     max_nodes: int | None = Field(None, ge=1, le=10_000)
     allow: list[str] | None = Field(None, max_length=100)
     seed_only: StrictBool = False
+    direction: Direction = "out"
     acl_tag: list[str] | None = None
     clearance: list[str] | None = None
     all_access: StrictBool = False
 
 
 class ContextBody(Body):
-    """POST /v1/context: seed and graph ids and budgets, as `excerpt context` takes them."""
+    """POST /v1/context: seed and graph ids and budgets, as `excerpt context` takes them;
+    ``query`` searches (``mode``, ``k``), expands the hits (``max_depth``, ``max_nodes``,
+    ``allow``, ``direction``) and packs them."""
 
-    seeds: list[str] = Field(..., min_length=1, max_length=MAX_K)
+    seeds: list[str] = Field(default_factory=list, max_length=MAX_K)
     graph: list[str] = Field(default_factory=list, max_length=10_000)
+    query: str | None = Field(None, min_length=1, max_length=MAX_QUERY)
+    mode: SearchMode = "hybrid"
+    k: int | None = Field(None, ge=1, le=MAX_K)
+    max_depth: int | None = Field(None, ge=0, le=10)
+    max_nodes: int | None = Field(None, ge=1, le=10_000)
+    allow: list[str] | None = Field(None, max_length=100)
+    direction: Direction = "out"
     collection: str = "default"
     snapshot: str | None = None
     snapshot_set: str | None = None
