@@ -24,7 +24,7 @@ from excerpt.tokens import count_tokens
 
 __all__ = [
     "MAX_NODE_TOKENS", "CodeObject", "Offsets", "Pieces", "leading_comment_start", "line_start",
-    "part_edges", "part_id", "split_sql_name", "split_text", "sql_id", "unique_ids",
+    "part_edges", "part_id", "split_slice", "split_sql_name", "split_text", "sql_id", "unique_ids",
 ]
 
 MAX_NODE_TOKENS = 512
@@ -132,6 +132,22 @@ def unique_ids(keys: list[str], fold_case: bool = False) -> list[str]:
 def part_id(oid: str, index: int) -> str:
     """The id of part ``index`` (0-based) of node ``oid``: the first part keeps it."""
     return oid if index == 0 else f"{oid}~{index + 1}"
+
+
+def split_slice(obj: CodeObject, file: str, max_tokens: int) -> list[CodeObject]:
+    """``obj`` (whose text is ``file[start:end]``) as parts within ``max_tokens`` tokens, cut
+    after blank lines where it can, else at line starts: for code read without a syntax tree
+    of its statements (a T-SQL batch)."""
+    text = file[obj.start : obj.end]
+    if count_tokens(text) <= max_tokens:
+        return [obj]
+    paragraphs = [m.end() for m in re.finditer(r"\n[ \t]*\n", text)]
+    cuts = split_text(text, max_tokens, [paragraphs])
+    bounds = [0, *cuts, len(text)]
+    n = len(bounds) - 1
+    return [CodeObject(part_id(obj.id, i), obj.kind, obj.title, obj.start + a, obj.start + b,
+                       obj.metadata | {"part": str(i + 1), "parts": str(n)})
+            for i, (a, b) in enumerate(pairwise(bounds))]
 
 
 def part_edges(objects: Sequence[CodeObject]) -> set[tuple[str, str, str]]:

@@ -12,9 +12,10 @@ triggers, indexes and synonyms (:mod:`excerpt.ingest.tsql`, ids ``SQL:<schema>.<
 A node's text is the declaration as written; ``start``/``end`` are its offsets in the file's
 text (UTF-8, byte order mark dropped, line endings normalised to ``\\n``, as the text loader
 reads files), so ``node.text == text[start:end]``, except a C# type's node, which holds its
-outline (signature, fields, member signatures; ``start``/``end`` its span).  No C# node has
+outline (signature, fields, member signatures; ``start``/``end`` its span).  No code node has
 more than ``LoadOptions.max_node_tokens`` tokens: a longer one is cut into parts ``<id>~2`` …,
-each linked from the first by ``Contains``.  Node metadata: ``code_language``, ``file``
+each linked from the first by ``Contains`` (C# at statements; SQL after blank lines, else at
+lines).  Node metadata: ``code_language``, ``file``
 (the document id) and the language's own fields (C#: ``namespace``, ``class``, ``member``,
 ``type``; SQL: ``schema``, ``name``, ``type``).  Every node carries the load options' ACL tags
 and classification labels.
@@ -46,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from excerpt.errors import CorpusError
-from excerpt.ingest._code_text import CodeObject, part_edges, unique_ids
+from excerpt.ingest._code_text import CodeObject, part_edges, split_slice, unique_ids
 from excerpt.ingest._common import check_options, labels, relative_id, require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.csharp import CsFile, CsSyntaxError, parse_csharp
@@ -89,6 +90,7 @@ def load_code_source(paths: Sequence[Path], options: LoadOptions | None = None) 
     procedures = {o.id.lower() for _, o in objects if o.kind == "Procedure"}
     edges |= _load_csharp([f for f in files if f.language == "csharp"], corpus, objects,
                           procedures, _read_projects(given), options.max_node_tokens)
+    edges |= _cap_sql(objects, options.max_node_tokens)
     _finish(corpus, objects, edges, options)
     if not corpus.documents:
         raise CorpusError("no readable C# or T-SQL file in " + ", ".join(map(str, given))
@@ -221,6 +223,13 @@ def _renamed(obj: CodeObject, oid: str) -> CodeObject:
     if oid == obj.id:
         return obj
     return CodeObject(oid, obj.kind, obj.title, obj.start, obj.end, dict(obj.metadata))
+
+
+def _cap_sql(objects: list[tuple[_File, CodeObject]], max_tokens: int) -> set[Triple]:
+    """SQL objects over the token cap replaced by their parts; returns the parts' edges."""
+    objects[:] = [(f, p) for f, o in objects
+                  for p in (split_slice(o, f.text, max_tokens) if f.language == "sql" else [o])]
+    return part_edges([o for f, o in objects if f.language == "sql"])
 
 
 def _document(f: _File) -> Document:

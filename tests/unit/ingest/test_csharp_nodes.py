@@ -274,3 +274,18 @@ def test_a_class_file_has_no_program_node_and_the_cap_must_be_positive(tmp_path:
     assert not any("<Main>$" in k for k in nodes)
     with pytest.raises(InputError, match="at least 1"):
         LoadOptions(max_node_tokens=0)
+
+
+def test_long_sql_procedure_is_cut_after_blank_lines(tmp_path: Path) -> None:
+    blocks = "\n\n".join(f"    UPDATE dbo.Orders SET Status = {i}, Note = 'step {i} of the import'"
+                         f"\n    WHERE Status = {i - 1} AND Total > {i};" for i in range(40))
+    text = f"CREATE PROCEDURE dbo.usp_Order_Import\nAS\nBEGIN\n{blocks}\nEND\n"
+    corpus = _load(tmp_path, {"Import.sql": text})
+    parts = sorted((n for n in corpus.nodes if n.id.startswith("SQL:dbo.usp_Order_Import")),
+                   key=lambda n: n.start)
+    assert len(parts) >= 2 and parts[1].id == "SQL:dbo.usp_Order_Import~2"
+    assert all(count_tokens(n.text) <= CAP and n.text == text[n.start : n.end] for n in parts)
+    assert all(n.text.startswith("    UPDATE") for n in parts[1:])  # after a blank line
+    edges = {(e.from_id, e.relation, e.to_id) for e in corpus.edges}
+    assert ("SQL:dbo.usp_Order_Import", "Contains", "SQL:dbo.usp_Order_Import~2") in edges
+    assert ("SQL:dbo.usp_Order_Import", "WritesTo", "SQL:dbo.Orders") in edges
