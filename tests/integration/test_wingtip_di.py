@@ -114,6 +114,13 @@ def test_startup_reaches_the_procedure_through_the_interface(
              "SQL:dbo.sp_ResetEventDates")} <= reached
 
 
+def test_an_extension_method_call_resolves(graph: Callable[..., Triples]) -> None:
+    # Repositories/TenantRepository.cs:62 customeModel.ToCustomersEntity() (a CustomerModel
+    # parameter; `using Events_Tenant.Common.Mapping;` :7) -> Mapping/Mapper.cs:115
+    add = f"{C}Repositories.TenantRepository.AddCustomer"
+    assert (add, "Calls", f"{C}Mapping.Mapper.ToCustomersEntity") in graph(add, allow=("Calls",))
+
+
 def test_the_nearest_startup_is_the_test_projects_own(graph: Callable[..., Triples]) -> None:
     # test/Events-TenantUserApp.Tests/Program.cs:14 UseStartup<Startup>() in namespace
     # Events_TenantUserApp.Tests: its own Startup, not the app's it also sees

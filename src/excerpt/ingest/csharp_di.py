@@ -18,9 +18,17 @@ the code that runs.
   typeof(T))``, ``(typeof(T))``; also ``AddHostedService<T>``, ``AddHttpClient<I, T>`` and
   ``AddDbContext<T>`` (and ``…Pool``/``…Factory``), which register ``T``.
 
+* ``Calls`` to an extension method (``services.AddShop()`` -> ``static AddShop(this
+  IServiceCollection s)``), where registrations usually live: a parsed extension method of
+  that name whose static class the caller sees (its namespace enclosing or imported), taking as
+  many arguments (optional ones may be left out); when the receiver is a parameter, local or
+  field whose declared type is written, that type must be the one of the ``this`` parameter (or
+  the latter a type parameter); a receiver of unknown type needs a single candidate.
+
 So a path controller method -Calls-> interface member -ImplementedBy-> implementation
-member -> the SQL it runs exists in the graph.  Names that do not resolve to a parsed type link
-nowhere (``IConfiguration``, ``ILogger``: the framework's).
+member -> the SQL it runs exists in the graph, and one from a startup to each registration.
+Names that do not resolve to a parsed type link nowhere (``IConfiguration``, ``ILogger``: the
+framework's).
 """
 
 from __future__ import annotations
@@ -58,10 +66,14 @@ def di_edges(files: list[CsFile], index: CsIndex) -> set[Edge]:
         if d.member and d.kind in _MEMBER_KINDS:
             members[d.class_key].append(d)
     edges = _Implementations(index, types, members).edges()
+    extensions = _extension_methods(decls)
     for f in files:
         stops = {d.node.id for d in f.decls}
         for d in f.decls:
-            edges |= _registrations(index, d, scope_of(d, f), stops, types)
+            scope = scope_of(d, f)
+            edges |= _registrations(index, d, scope, stops, types)
+            if extensions:
+                edges |= _extension_calls(index, d, scope, stops, extensions)
     return {e for e in edges if e[0] != e[2]}
 
 
@@ -230,3 +242,95 @@ def _walk(root: Node) -> Iterator[Node]:
         n = stack.pop()
         yield n
         stack.extend(reversed(n.named_children))
+
+
+# -- extension methods -----------------------------------------------------------------------
+
+
+def _extension_methods(decls: list[tuple[CsFile, CsDecl]]) -> dict[str, list[CsDecl]]:
+    """Parsed extension methods (first parameter ``this``), by name."""
+    out: dict[str, list[CsDecl]] = defaultdict(list)
+    for _, d in decls:
+        params = _params(d) if d.kind == "Method" else []
+        if params and any(c.type == "modifier" and node_text(c) == "this"
+                          for c in params[0].named_children):
+            out[d.member].append(d)
+    return out
+
+
+def _extension_calls(index: CsIndex, d: CsDecl, scope: Scope, stops: set[int],
+                     extensions: dict[str, list[CsDecl]]) -> set[Edge]:
+    nodes = list(_own_nodes(d.node, stops))
+    out: set[Edge] = set()
+    declared: dict[str, str] | None = None
+    for call in nodes:
+        fn = call.child_by_field_name("function") if call.type == "invocation_expression" else None
+        if fn is None or fn.type != "member_access_expression":
+            continue
+        name_node = fn.child_by_field_name("name")
+        name = (node_text(name_node.named_children[0]) if name_node is not None
+                and name_node.type == "generic_name" else node_text(name_node))
+        found = [m for m in extensions.get(name, ()) if _sees_class(index, m, scope)
+                 and _takes(m, _arg_count(call))]
+        if not found:
+            continue
+        if declared is None:
+            declared = _declared_types(nodes, index, d)
+        receiver = fn.child_by_field_name("expression")
+        typed = declared.get(node_text(receiver)) if receiver is not None \
+            and receiver.type == "identifier" else None
+        if typed is not None:
+            found = [m for m in found if _this_type(m) in (typed, "")]
+        elif len(found) > 1:
+            found = []
+        out |= {(d.id, "Calls", m.id) for m in found}
+    return out
+
+
+def _sees_class(index: CsIndex, m: CsDecl, scope: Scope) -> bool:
+    """The static class holding ``m`` is seen (project) and its namespace is in scope."""
+    return m.namespace in scope.visible and m.class_key in index.resolve(m.class_key, scope)
+
+
+def _takes(m: CsDecl, count: int) -> bool:
+    """Can ``m`` be called with ``count`` arguments after its receiver?"""
+    rest = _params(m)[1:]
+    if any(node_text(c) == "params" for p in rest[-1:] for c in p.named_children):
+        return count >= len(rest) - 1
+    required = sum(1 for p in rest if not any(c.type == "=" for c in p.children))
+    return required <= count <= len(rest)
+
+
+def _arg_count(call: Node) -> int:
+    args = call.child_by_field_name("arguments")
+    return sum(1 for a in (args.named_children if args is not None else []) if a.type == "argument")
+
+
+def _this_type(m: CsDecl) -> str:
+    """The head name of the ``this`` parameter's type; '' for a type parameter of ``m``."""
+    head = head_name(_params(m)[0].child_by_field_name("type")).rsplit(".", 1)[-1]
+    tparams = m.node.child_by_field_name("type_parameters")
+    generic = {node_text(t) for t in tparams.named_children} if tparams is not None else set()
+    return "" if head in generic else head
+
+
+def _declared_types(nodes: list[Node], index: CsIndex, d: CsDecl) -> dict[str, str]:
+    """Head names of the declared types of the parameters, locals and fields ``d`` sees."""
+    out: dict[str, str] = {}
+    key = d.class_key
+    for name, (type_node, _) in index.fields.get(key, {}).items():
+        out[name] = head_name(type_node).rsplit(".", 1)[-1]
+    for n in nodes:
+        if n.type == "parameter":
+            out[node_text(n.child_by_field_name("name"))] = _head(n.child_by_field_name("type"))
+        elif n.type == "variable_declaration":
+            typ = n.child_by_field_name("type")
+            for v in n.named_children:
+                if v.type == "variable_declarator" and typ is not None \
+                        and typ.type != "implicit_type":
+                    out[node_text(v.child_by_field_name("name"))] = _head(typ)
+    return {k: v for k, v in out.items() if v}
+
+
+def _head(n: Node | None) -> str:
+    return head_name(n).rsplit(".", 1)[-1]

@@ -3,6 +3,8 @@ edges, so a call through an injected interface reaches the implementation and it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from excerpt.ingest.base import LoadedCorpus
@@ -163,3 +165,39 @@ def test_a_call_through_an_interface_reaches_the_procedure(corpus: LoadedCorpus)
     assert (show, f"{D}IOrderRepository.Get") in calls
     assert (f"{D}IOrderRepository.Get", f"{D}OrderRepository.Get") in impl
     assert (f"{D}OrderRepository.Get", "SQL:dbo.usp_GetOrder") in _edges(corpus, "Executes")
+
+
+EXTENSIONS = """using Microsoft.Extensions.DependencyInjection;
+using Shop.Web;
+
+namespace Shop.Host
+{
+    public class Startup
+    {
+        private readonly Invoice _invoice;
+        public void ConfigureServices(IServiceCollection services)
+        {
+            services.AddShop(cache: true);
+            _invoice.Save();
+        }
+    }
+    public class Invoice { public void Save() { } }
+
+    public static class OrderExtensions
+    {
+        public static void Save(this Shop.Models.Order order) { }
+    }
+}
+"""
+
+
+def test_a_startup_calls_the_extension_method_holding_the_registrations(tmp_path: Path) -> None:
+    for name, text in {"Data.cs": DATA, "Order.cs": MODELS, "Web.cs": WEB,
+                       "Host.cs": EXTENSIONS}.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    calls = _edges(load_code_source([tmp_path]), "Calls")
+    setup = "CS:Shop.Host.Startup.ConfigureServices"
+    assert (setup, f"{W}ServiceSetup.AddShop") in calls
+    # _invoice is an Invoice: its own Save, not the extension of Order beside it
+    assert (setup, "CS:Shop.Host.OrderExtensions.Save") not in calls
+    assert (setup, "CS:Shop.Host.Invoice.Save") in calls
