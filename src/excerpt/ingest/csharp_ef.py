@@ -78,6 +78,9 @@ class EfModel:
                 for t in tables if class_ids.get(k)}
 
 
+_Fluent = tuple[str, str, str]  # ToTable's table and schema, the configuring context ('')
+
+
 @dataclass
 class _Context:
     props: dict[str, list[str]] = field(default_factory=dict)  # DbSet property -> entity keys
@@ -97,7 +100,7 @@ def read_ef_model(sites: list[Site], graph: CsIndex) -> EfModel:
     for key in graph.class_ids:
         if key not in contexts and _derives_from_context(key, graph, set(contexts)):
             contexts[key].ef6 = False
-    fluent: dict[str, set[str]] = defaultdict(set)
+    fluent: dict[str, set[_Fluent]] = defaultdict(set)
     for s in sites:
         _read_fluent(s, graph, contexts, fluent)
     return _model(contexts, attributes, fluent, graph)
@@ -177,7 +180,7 @@ def _table_id(name: str, schema: str, default: str) -> str:
 
 
 def _read_fluent(s: Site, graph: CsIndex, contexts: dict[str, _Context],
-                 fluent: dict[str, set[str]]) -> None:
+                 fluent: dict[str, set[_Fluent]]) -> None:
     own = contexts.get(s.decl.class_key)
     for n in s.nodes:
         if n.type != "invocation_expression":
@@ -197,9 +200,9 @@ def _read_fluent(s: Site, graph: CsIndex, contexts: dict[str, _Context],
                 continue
             table, schema = _table_arguments(n)
             if table:
-                default = own.schema if own is not None else ""
+                context = s.decl.class_key if own is not None else ""
                 for key in graph.type_of(entity, s.scope):
-                    fluent[key].add(_table_id(table, schema, default))
+                    fluent[key].add((table, schema, context))
 
 
 def _called(call: Node) -> str:
@@ -295,9 +298,11 @@ def _configuration_base(s: Site) -> Node | None:
 
 
 def _model(contexts: dict[str, _Context], attributes: dict[str, str],
-           fluent: dict[str, set[str]], graph: CsIndex) -> EfModel:
+           fluent: dict[str, set[_Fluent]], graph: CsIndex) -> EfModel:
     model = EfModel()
-    configured = {k: set(v) for k, v in fluent.items()}
+    configured = {  # the context's default schema is known once every part of it is read
+        k: {_table_id(t, schema, contexts[c].schema if c else "") for t, schema, c in v}
+        for k, v in fluent.items()}
     for key, table in attributes.items():
         configured.setdefault(key, {table})
     for key, tables in configured.items():

@@ -62,7 +62,7 @@ _EF_SQL = re.compile(r"^(?:FromSql(?:Raw|Interpolated)?|ExecuteSql(?:Raw|Interpo
 _DAPPER = re.compile(r"^(?:Query|Execute)(?:First|Single|Multiple|Scalar|Reader|Unbuffered)?"
                      r"(?:OrDefault)?(?:Async)?$")
 _PART = r"(?:\[[^\]]+\]|\w+)"
-_EXEC = re.compile(rf"\bEXEC(?:UTE)?\s+(?:@\w+\s*=\s*)?({_PART}(?:\.{_PART}){{0,3}})",
+_EXEC = re.compile(rf"\b(EXEC(?:UTE)?)\s+(?:@\w+\s*=\s*)?({_PART}(?:\.{_PART}){{0,3}})",
                    re.IGNORECASE)
 _PROC_NAME = re.compile(rf"^(?:{_PART}\.){{0,2}}{_PART}$")
 _HOLE = re.compile(r"\{\d+(?:,[^}]*)?(?::[^}]*)?\}")
@@ -353,10 +353,19 @@ def _user_object(oid: str) -> bool:
 def mentioned_procedures(value: str, procedures: set[str]) -> list[str]:
     """Ids of the procedures a literal outside any command context names: ``EXEC x`` in it, or
     the whole literal equal to a parsed procedure's name."""
-    targets = [m.group(1) for m in _EXEC.finditer(value)]
+    targets = [m.group(2) for m in _EXEC.finditer(value) if _sql_like(m, procedures)]
     if _PROC_NAME.match(value.strip()):
         name = value.strip()
         if sql_id(split_sql_name(name))[0].lower() in procedures:
             targets.append(name)
     ids = [sql_id(split_sql_name(t))[0] for t in targets]
     return [i for i in ids if _user_object(i)]
+
+
+def _sql_like(m: re.Match[str], procedures: set[str]) -> bool:
+    """``EXEC x`` / ``exec x`` is SQL; "Execute orders" in prose only when the name is
+    qualified (``dbo.x``, ``[x]``), a parsed procedure, or ``EXECUTE`` is upper case."""
+    word, name = m.group(1), m.group(2)
+    if len(word) == 4 or word.isupper() or "." in name or "[" in name:
+        return True
+    return sql_id(split_sql_name(name))[0].lower() in procedures

@@ -53,6 +53,7 @@ def test_literals_outside_command_contexts_are_only_mentioned(tmp_path: Path) ->
     string Name() { return "dbo.proc_Known"; }              // a parsed procedure's name
     void Log(ILogger log) { log.Info("EXEC dbo.proc_Audit failed"); }
     string Other() { return "proc_NotParsed"; }              // names nothing known: no edge
+    string Prose() { return "Execute orders from the admin page"; }   // English, not SQL
 }""",
     }
     assert _edges(tmp_path, files) == {
@@ -202,13 +203,13 @@ namespace Shop {
         public DbSet<Customer> Clients { get; set; }
         public DbSet<Audit> Audits { get; set; }
         protected override void OnModelCreating(ModelBuilder modelBuilder) {
-            modelBuilder.HasDefaultSchema("shop");
             modelBuilder.Entity<Customer>(entity => {
                 entity.ToTable("Customers", "crm");
                 entity.HasMany(c => c.Orders).WithOne(o => o.Customer);
             });
             modelBuilder.Entity<Audit>().ToTable("AuditLog");
             modelBuilder.Entity<Note>();
+            modelBuilder.HasDefaultSchema("shop");  // applies to the whole model, also above
         }
     }
     public class RateConfig : IEntityTypeConfiguration<Rate> {
