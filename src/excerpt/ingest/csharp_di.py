@@ -8,7 +8,7 @@ the code that runs.
   the implementing member of each such class: same name and number of parameters, found in
   the class or its nearest parsed base class; an explicit implementation (``void IFoo.Bar()``)
   of that very interface wins, and among overloads those whose parameter types are written the
-  same way.  A property implements a property of the same name.
+  same way.  A property, indexer or event implements one of the same kind and name.
 * ``Registers``: a dependency-injection registration, from the member that holds it (a
   method, a constructor, a top-level program, an extension method; inside an ``if`` as
   anywhere) to the implementation it registers; with an interface, also ``ImplementedBy``
@@ -50,7 +50,7 @@ _REGISTER = re.compile(r"^(?:Try)?Add(?:Scoped|Transient|Singleton|HostedService
                        r"|DbContext|DbContextPool|DbContextFactory|PooledDbContextFactory)$")
 _LIFETIME = re.compile(r"(?:Scoped|Transient|Singleton)$")
 _CLASS_KINDS = ("Class", "Struct", "Record")
-_MEMBER_KINDS = ("Method", "Property")
+_MEMBER_KINDS = ("Method", "Property", "Indexer", "Event")
 
 
 def di_edges(files: list[CsFile], index: CsIndex) -> set[Edge]:

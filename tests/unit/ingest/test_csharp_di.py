@@ -201,3 +201,26 @@ def test_a_startup_calls_the_extension_method_holding_the_registrations(tmp_path
     # _invoice is an Invoice: its own Save, not the extension of Order beside it
     assert (setup, "CS:Shop.Host.OrderExtensions.Save") not in calls
     assert (setup, "CS:Shop.Host.Invoice.Save") in calls
+
+
+def test_top_level_program_registrations_and_indexers(tmp_path: Path) -> None:
+    (tmp_path / "Program.cs").write_text(
+        "using Shop.Data;\nvar builder = WebApplication.CreateBuilder(args);\n"
+        "if (builder.Environment.IsDevelopment())\n"
+        "    builder.Services.AddScoped<IOrderRepository, OrderRepository>();\n"
+        "builder.Services.AddShop();\nbuilder.Build().Run();\n", encoding="utf-8")
+    (tmp_path / "Data.cs").write_text(
+        "namespace Shop.Data\n{\n"
+        "    public interface IOrderRepository { string this[int i] { get; } }\n"
+        "    public class OrderRepository : IOrderRepository\n"
+        "    {\n        public string this[int i] => \"\";\n    }\n"
+        "    public static class Setup\n    {\n"
+        "        public static IServiceCollection AddShop(this IServiceCollection s)\n"
+        "            => s.AddTransient<OrderRepository>();\n    }\n}\n", encoding="utf-8")
+    corpus = load_code_source([tmp_path])
+    program = "CS:Program.<Main>$"
+    assert _edges(corpus, "Registers") == {(program, f"{D}OrderRepository"),
+                                           (f"{D}Setup.AddShop", f"{D}OrderRepository")}
+    assert (program, f"{D}Setup.AddShop") in _edges(corpus, "Calls")
+    assert (f"{D}IOrderRepository.Item", f"{D}OrderRepository.Item") in _edges(
+        corpus, "ImplementedBy")
