@@ -180,6 +180,7 @@ class _Walker:
         self.out = out
         self.offsets = offsets
         self.program: CsDecl | None = None
+        self.declared = False  # a type or namespace seen: no top-level statement may follow
 
     def walk(self, node: Node, ns: str, parent: CsDecl | None) -> None:
         current = ns
@@ -204,10 +205,14 @@ class _Walker:
                 self._add(child, MEMBER_KINDS[kind], current, parent)
             elif kind == "global_statement" and node.type == "compilation_unit":
                 self._statement(child, node)
+            if kind in TYPE_KINDS or kind.endswith("namespace_declaration"):
+                self.declared = True
 
     def _statement(self, statement: Node, root: Node) -> None:
         """A top-level statement: part of the file's Program node (a local function: one
         of its members)."""
+        if self.declared or statement.has_error:
+            return  # not C# (CS8803), or tree-sitter's reading of a broken file
         start, end = self._span(statement)
         if self.program is None:
             self.program = CsDecl(PROGRAM_KEY, "Program", "", "Program", "", root, None,

@@ -256,6 +256,7 @@ def test_top_level_statements_are_one_program_node(tmp_path: Path) -> None:
     assert ("CS:Program.<Main>$", "Contains", helper.id) in edges
     assert ("CS:Program.<Main>$", "Calls", helper.id) in edges
     assert ("CS:Program.<Main>$", "References", "CS:Shop.Data.OrderRepository") in edges
+    assert ("CS:Program.<Main>$", "Registers", "CS:Shop.Data.OrderRepository") in edges  # DI
 
 
 def test_long_top_level_program_is_cut_at_its_statements(tmp_path: Path) -> None:
@@ -289,3 +290,11 @@ def test_long_sql_procedure_is_cut_after_blank_lines(tmp_path: Path) -> None:
     edges = {(e.from_id, e.relation, e.to_id) for e in corpus.edges}
     assert ("SQL:dbo.usp_Order_Import", "Contains", "SQL:dbo.usp_Order_Import~2") in edges
     assert ("SQL:dbo.usp_Order_Import", "WritesTo", "SQL:dbo.Orders") in edges
+
+
+def test_statements_after_a_type_are_not_a_program(tmp_path: Path) -> None:
+    # C# allows top-level statements only before types and namespaces (CS8803): what
+    # tree-sitter reads there in a broken file is no program.
+    text = "public class B { void M() { } }\n}\nfoo bar baz;\n"
+    nodes = _nodes(_load(tmp_path, {"B.cs": text}))
+    assert sorted(nodes) == ["CS:B", "CS:B.M"]
