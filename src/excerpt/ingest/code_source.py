@@ -57,6 +57,7 @@ from excerpt.ingest.csharp_index import CsIndex, in_project
 from excerpt.ingest.csharp_projects import ProjectSet, global_usings, read_projects
 from excerpt.ingest.text import read_text_file
 from excerpt.ingest.tsql import read_sql
+from excerpt.ingest.tsql_merge import one_per_object
 from excerpt.types import Document, Edge, IngestIssue, Node
 
 __all__ = ["CODE_SUFFIXES", "load_code_source"]
@@ -157,20 +158,20 @@ def _read_one(path: Path, doc_id: str, root: Path | None, found: dict[str, _File
 
 def _load_sql(files: list[_File], corpus: LoadedCorpus,
               objects: list[tuple[_File, CodeObject]]) -> set[Triple]:
-    """SQL documents and objects (duplicate names numbered ``#2``…); returns their edges."""
-    found: list[tuple[_File, CodeObject, set[tuple[str, str]]]] = []
+    """SQL documents and objects (one per object id, :mod:`excerpt.ingest.tsql_merge`);
+    returns their edges."""
+    found: list[tuple[_File, CodeObject, set[tuple[str, str]], bool]] = []
     edges: set[Triple] = set()
     for f in files:
         sql = read_sql(f.text)
         corpus.errors.extend(IngestIssue(str(f.path), why, line) for line, why in sql.issues)
         if sql.objects or not sql.issues:
             corpus.documents.append(_document(f))
-        found.extend((f, obj, out) for obj, out in sql.objects)
+        found.extend((f, obj, out, k in sql.guarded) for k, (obj, out) in enumerate(sql.objects))
         edges |= sql.loose_edges
-    ids = unique_ids([obj.id for _, obj, _ in found], fold_case=True)
-    for (f, obj, out), oid in zip(found, ids, strict=True):
-        objects.append((f, _renamed(obj, oid)))
-        edges |= {(oid, rel, to) for rel, to in out}
+    for f, obj, out in one_per_object(found):
+        objects.append((f, obj))
+        edges |= {(obj.id, rel, to) for rel, to in out}
     return edges
 
 
@@ -217,12 +218,6 @@ def _in_projects(parsed: list[tuple[_File, CsFile]],
         imports.setdefault(where[-1][0], set()).update(global_usings(f.text, cs.usings))
     return [in_project(cs, key, sees, imports.get(key, set()))
             for (_, cs), (key, sees) in zip(parsed, where, strict=True)]
-
-
-def _renamed(obj: CodeObject, oid: str) -> CodeObject:
-    if oid == obj.id:
-        return obj
-    return CodeObject(oid, obj.kind, obj.title, obj.start, obj.end, dict(obj.metadata))
 
 
 def _cap_sql(objects: list[tuple[_File, CodeObject]], max_tokens: int) -> set[Triple]:

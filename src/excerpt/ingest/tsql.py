@@ -17,6 +17,18 @@ UPDATE / DELETE / MERGE / SELECT INTO / TRUNCATE targets), ``Executes`` (EXEC), 
 table), ``SynonymFor``.  Temp tables (``#x``), table variables (``@x``), CTE names, cursors
 and the trigger tables ``inserted`` / ``deleted`` are never targets.
 
+A procedure's, function's or trigger's body (after its header's ``AS``) is not handed to sqlglot
+whole: T-SQL control flow fools it (``BEGIN TRY EXEC dbo.p;`` parses as a BEGIN aliased TRY,
+and the EXEC is lost).  :mod:`excerpt.ingest.tsql_flow` cuts the body into its statements with
+the control-flow words taken out, each statement is parsed alone, and the dynamic SQL the body
+spells out (:mod:`excerpt.ingest.tsql_dynamic`) is read as SQL too; dynamic SQL built at run
+time is counted in the node's metadata ``unresolved_dynamic_sql`` and listed in
+``SqlFile.unresolved``, never guessed.  A table, index or synonym statement ends where the
+script's statement ends (``IF … BEGIN CREATE TABLE … END``: before the END), and one created
+under ``IF`` / ``WHILE`` is marked in ``SqlFile.guarded`` (:mod:`excerpt.ingest.tsql_merge` keeps
+one node per object).  SQL Server's own objects (``sys``, ``INFORMATION_SCHEMA``, built-in table
+functions, system procedures: :func:`excerpt.ingest.tsql_scan.is_builtin`) are no targets.
+
 sqlglot does not model all of T-SQL.  A statement it does not know comes back as an
 ``exp.Command`` of raw text (procedure bodies without ``;``, TRY/CATCH, cursors, CREATE
 TRIGGER); that text is read by :mod:`excerpt.ingest.tsql_scan` from its tokens.  Some valid
@@ -80,7 +92,6 @@ class _Header:
     target: Parts | None  # a trigger's or index's table, a synonym's object
     first: int  # token index of CREATE / ALTER
     last: int  # token index of the statement's last token
-    after_name: int = 0  # token index after the object's name
 
 
 def read_sql(text: str) -> SqlFile:
@@ -185,7 +196,7 @@ def _body(h: _Header, tokens: list[Token]) -> int | None:
     and parse whole)."""
     if h.kind not in ("Procedure", "Function", "Trigger"):
         return None
-    return body_start(tokens, h.after_name, h.last + 1)
+    return body_start(tokens, h.first + 1, h.last + 1)  # the name holds no AS
 
 
 def _read_body(sql: str, tokens: list[Token], lo: int, hi: int, at: _At, nesting: int = 0
@@ -348,7 +359,7 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
 
 
 def _with_last(h: _Header, last: int) -> _Header:
-    return _Header(h.kind, h.name, h.target, h.first, last, h.after_name)
+    return _Header(h.kind, h.name, h.target, h.first, last)
 
 
 def _header_at(tokens: list[Token], first: int, nxt: int) -> _Header | None:
@@ -363,7 +374,7 @@ def _header_at(tokens: list[Token], first: int, nxt: int) -> _Header | None:
         return None  # CREATE TABLE #work: a temp table is no object of the database
     target = _target(tokens, kind, j)
     last = _statement_end(tokens, first, nxt)
-    return _Header(kind, name, target, first, last, j)
+    return _Header(kind, name, target, first, last)
 
 
 def _kind_at(tokens: list[Token], first: int) -> tuple[str | None, int]:

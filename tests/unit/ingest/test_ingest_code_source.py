@@ -596,12 +596,11 @@ def test_sql_names_case_insensitive_duplicates_and_undefined_targets(tmp_path: P
                  "CREATE VIEW v1 AS SELECT * FROM DBO.ORDERS JOIN dbo.missing m ON 1 = 1",
         "2.sql": "CREATE VIEW dbo.V1 AS SELECT * FROM dbo.orders o JOIN dbo.Missing ON 1 = 1",
     })  # fmt: skip
-    assert [n.id for n in corpus.nodes] == ["SQL:dbo.Orders", "SQL:dbo.V1#2", "SQL:dbo.v1"]
+    # dbo.V1 in 2.sql is dbo.v1 again: one node (the first definition), edges merged
+    assert [n.id for n in corpus.nodes] == ["SQL:dbo.Orders", "SQL:dbo.v1"]
     assert _triples(corpus) == {
         ("SQL:dbo.v1", "ReadsFrom", "SQL:dbo.Orders"),
         ("SQL:dbo.v1", "ReadsFrom", "SQL:dbo.Missing"),
-        ("SQL:dbo.V1#2", "ReadsFrom", "SQL:dbo.Orders"),
-        ("SQL:dbo.V1#2", "ReadsFrom", "SQL:dbo.Missing"),
     }  # one spelling per name; objects not in the folder are kept as targets
 
 
@@ -694,5 +693,9 @@ def test_wingtip_imports_without_false_alarms(shared_data: Callable[..., Path]) 
     """The real application: every batch parses, so nothing is flagged."""
     corpus = load_code_source([shared_data("code", "wingtip-saas")])
     assert corpus.errors == []
+    sql = sum(n.id.startswith("SQL:") and "~" not in n.id for n in corpus.nodes)  # no parts
+    # 57 definitions: the 15 objects both databases define alike are one node each (the table
+    # and the view dbo.Venues stay two)
+    assert sql == 42
     csharp = sum(n.id.startswith("CS:") for n in corpus.nodes)
     assert csharp == 476 and len(corpus.documents) == 119  # C#: 8 of them parts
