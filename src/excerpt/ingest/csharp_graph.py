@@ -195,7 +195,7 @@ class _DeclReader:
             if n.type in ("parameter", "declaration_pattern", "foreach_statement"):
                 name = n.child_by_field_name("name") or n.child_by_field_name("left")
                 out[node_text(name)] = self._var_type(n.child_by_field_name("type"), None)
-            elif n.type == "variable_declaration" and self.d.member:
+            elif n.type == "variable_declaration" and (self.d.member or self.d.kind == "Program"):
                 declared = n.child_by_field_name("type")
                 for v in n.named_children:
                     if v.type == "variable_declarator":

@@ -298,3 +298,16 @@ def test_statements_after_a_type_are_not_a_program(tmp_path: Path) -> None:
     text = "public class B { void M() { } }\n}\nfoo bar baz;\n"
     nodes = _nodes(_load(tmp_path, {"B.cs": text}))
     assert sorted(nodes) == ["CS:B", "CS:B.M"]
+
+
+def test_a_call_through_a_top_level_local_reaches_the_method(tmp_path: Path) -> None:
+    program = ("using Shop.Data;\n\nvar orders = new OrderRepository();\n"
+               "orders.Save(42);\n")
+    repository = ("namespace Shop.Data\n{\n    public class OrderRepository\n    {\n"
+                  "        public void Save(int id) { }\n    }\n"
+                  "    public class CustomerRepository\n    {\n"  # a second Save: the local's
+                  "        public void Save(int id) { }\n    }\n}\n")  # type must decide
+    corpus = _load(tmp_path, {"Program.cs": program, "Data/OrderRepository.cs": repository})
+    edges = {(e.from_id, e.relation, e.to_id) for e in corpus.edges}
+    assert ("CS:Program.<Main>$", "Calls", "CS:Shop.Data.OrderRepository.Save") in edges
+    assert ("CS:Program.<Main>$", "Calls", "CS:Shop.Data.CustomerRepository.Save") not in edges
