@@ -5,7 +5,8 @@ Run:  .venv/bin/python bench/code_search.py [--repeat 20]
 Both bundles are imported into a fresh store (MiniLM embeddings); each query runs ``--repeat``
 times per mode against the primary snapshot through `Engine.search` with k 10, hit texts
 fetched, all access. Latency includes query analysis and, for semantic and hybrid, the query
-embedding.
+embedding. Then `Engine.graph` at depth 2 from every node of the primary snapshot, in each
+direction (out, in, both), ``--repeat`` / 10 rounds: the issue's target is p95 under 20 ms.
 """
 
 from __future__ import annotations
@@ -61,6 +62,17 @@ def main() -> int:
                     engine.search(q, filters, admin, mode, 10)  # type: ignore[arg-type]
                     lat.append((time.perf_counter() - t) * 1000)
             print(json.dumps({"mode": mode, "queries": len(lat), **latency_summary(lat)}))
+        seeds = engine.store.segment(str(first)).ids
+        for direction in ("out", "in", "both"):
+            limits = engine.graph_limits(2, direction=direction)
+            lat = []
+            for _ in range(max(1, args.repeat // 10)):
+                for seed in seeds:
+                    t = time.perf_counter()
+                    engine.graph([seed], filters, admin, limits)
+                    lat.append((time.perf_counter() - t) * 1000)
+            print(json.dumps({"graph": direction, "depth": 2, "calls": len(lat),
+                              **latency_summary(lat)}))
     finally:
         shutil.rmtree(home, ignore_errors=True)
     return 0

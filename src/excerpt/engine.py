@@ -308,7 +308,9 @@ class Engine:
         filters, principal, view = self._open_view(filters, principal)
         excluded = excluded_parts(self.settings.ask_exclude_parts, filters.metadata)
 
-        code_question = read_question(question) is not None
+        code_question = read_question(question) is not None and bool(code_pins(
+            question, lambda names: self.access.code_ids(view, names),
+            lambda: self.access.graph(view)))
 
         def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Passage]:
             scoped = replace(filters, metadata={**filters.metadata, **scope})

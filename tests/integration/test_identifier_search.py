@@ -98,6 +98,9 @@ RELATIONS: dict[str, list[str]] = {
                                            f"{REPO}.GetOrder#2"],
     "what executes usp_Order_Import": [f"{REPO}.ImportOrders", "SQL:Sales.usp_Order_Import"],
     "who implements IOrderRepository": [REPO, "CS:Contoso.Data.IOrderRepository"],
+    # "does" turns the way round: what the named object writes, implements
+    "what does usp_Order_Import write": ["SQL:Sales.Order", "SQL:Sales.usp_Order_Import"],
+    "which interface does OrderRepository implement": ["CS:Contoso.Data.IOrderRepository", REPO],
 }
 
 

@@ -323,6 +323,7 @@ class SqlAccess:
     def __init__(self, rows: sql.Rows) -> None:
         self.rows = rows
         self._clashes: dict[tuple[str, ...], bool] = {}
+        self._code: dict[tuple[str, ...], bool] = {}
 
     def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
              metadata: Mapping[str, Any]) -> sql.SqlView:
@@ -365,6 +366,10 @@ class SqlAccess:
         return sql.sql_named(self.rows, view, ids)
 
     def code_ids(self, view: sql.SqlView, names: Sequence[identifiers.Name]) -> list[str]:
+        """A view with no code node (asked once per set of snapshots) is not scanned."""
+        if not _per_view(self._code, [p.info for p in view.parts],
+                         lambda ids: identifiers.sql_has_code(self.rows, ids)):
+            return []
         return identifiers.sql_matches(self.rows, view, names)
 
     def idf_weights(self, view: sql.SqlView, tokens: Sequence[str]) -> dict[str, float]:

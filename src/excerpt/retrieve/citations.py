@@ -7,6 +7,12 @@ looked up as node ids: every single word and every pair of neighbouring words, t
 to its article (``제16조제2항`` -> ``제16조``). A visible node found this way is placed first, in
 the order the query names them, with a score just above the best hit's (so every ordering by
 score agrees); its own text need not match the query at all. Invisible nodes are never found.
+
+Code is named differently (``OrderRepository.GetOrder`` is the end of
+``CS:Contoso.Data.OrderRepository.GetOrder``): the engine's lookup adds the nodes
+:mod:`excerpt.retrieve.identifiers` resolves by suffix, or for a question about a relation the
+nodes :mod:`excerpt.retrieve.relations` finds in the graph, after the ids found here; they are
+placed by the same :func:`pin_named`.
 """
 
 from __future__ import annotations

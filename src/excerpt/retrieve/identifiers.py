@@ -168,6 +168,12 @@ def segment_matches(view: View, names: Iterable[Name]) -> list[str]:
     return sorted(found)
 
 
+def sql_has_code(rows: Any, snapshot_ids: Sequence[str]) -> bool:
+    """Whether any of the snapshots holds a code node (PostgreSQL)."""
+    return bool(rows("SELECT EXISTS (SELECT 1 FROM nodes WHERE snapshot_id = ANY(%s) AND "
+                     "(id LIKE 'CS:%%' OR id LIKE 'SQL:%%'))", [list(snapshot_ids)])[0][0])
+
+
 def sql_matches(rows: Any, view: Any, names: Iterable[Name]) -> list[str]:
     """As :func:`segment_matches` for a PostgreSQL view (``rows``: the store's query runner;
     ``view``: a :class:`excerpt.retrieve.sql.SqlView`): the visible code ids holding a name

@@ -13,6 +13,9 @@ Here, for a search or an ask over code:
    into (or out of) a named object, sorted by id (the graph's order); they go first, then the
    named objects that have such a neighbour (all named objects when none has one).
 
+"What calls X" asks for X's callers; "what does X call" for its callees: a ``does``/``do``/
+``did`` before the relation word turns every way round.
+
 Relations are data: a relation ingest adds later (``Registers``, ``MapsTo``, ``Mentions``…)
 takes one line in the table, no code. A question with no relation word, or naming nothing,
 pins nothing here. Hidden nodes are never named, resolved or returned: names resolve among
@@ -73,6 +76,14 @@ STOPWORDS = frozenset(_STOP.split()) | SQL_KINDS | CS_KINDS
 """Words of a question never taken for a name (English function words and kind words)."""
 
 
+AUXILIARIES = frozenset({"does", "do", "did"})
+"""Before the relation word, they ask what the named object does: the way turns round."""
+
+
+def _turn(way: Way) -> Way:
+    return "out" if way == "in" else "in"
+
+
 class Graph(Protocol):
     def status(self, node_id: str) -> NodeStatus: ...
 
@@ -93,10 +104,14 @@ def read_question(text: str) -> Question | None:
     """The relations and names of a question, or None when it has no relation word or names
     nothing that looks like an identifier."""
     found = words(text)
-    relations = tuple(dict.fromkeys(pair for w in found
-                                    for pair in RELATION_WORDS.get(w.lower(), ())))
-    if not relations:
+    lowered = [w.lower() for w in found]
+    at = next((i for i, w in enumerate(lowered) if w in RELATION_WORDS), None)
+    if at is None:
         return None
+    turned = bool(AUXILIARIES & set(lowered[:at]))
+    relations = tuple(dict.fromkeys(
+        (relation, _turn(way) if turned else way)
+        for w in lowered for relation, way in RELATION_WORDS.get(w, ())))
     names = tuple(Name(w, CODE_PREFIXES) for w in dict.fromkeys(found)
                   if w.lower() not in RELATION_WORDS and w.lower() not in STOPWORDS
                   and is_name(w))
