@@ -77,6 +77,17 @@ def test_csharp_names_match_their_case_first() -> None:
     assert index.lookup(Name("order")) == [1, 2]
     assert index.lookup(Name("ORDER")) == [0, 1, 2]  # no exact C# match: any case
     assert index.lookup(Name("Shop.Order", ("CS:",))) == [1]
+    parts = SuffixIndex.build(["CS:N.A.Run", "CS:N.A.Run#2", "CS:N.A.Run~2", "CS:N.A.Runner"])
+    assert parts.lookup(Name("A.Run")) == [0, 1, 2]  # overload and a later part, by id
+
+
+def test_a_lone_kind_word_is_still_a_name() -> None:
+    assert query_name("Index") == Name("Index")
+    assert query_name("Index method") is None  # the kind word names nothing itself
+    question = read_question("what calls Index")
+    assert question is not None and [n.text for n in question.names] == ["Index"]
+    question = read_question("Which table does the view read")
+    assert question is None  # "Which", "table", "view" are not names
 
 
 def test_a_sentence_pins_nothing_by_its_names_alone(small: Engine) -> None:

@@ -4,8 +4,8 @@ People search code by name: ``OrderRepository``, ``IOrderRepository.GetOrder``,
 ``usp_Order_Import``, ``Sales.Order``, ``[dbo].[Tenants]``. BM25 splits such a name into
 sub-words and a dense model reads it as prose, so the named node may rank anywhere. Code node
 ids carry the qualified name (``CS:Contoso.Data.OrderRepository.GetOrder``,
-``SQL:dbo.usp_Order_Import``, an overload or a second definition ``…#2``), so the name can be
-looked up instead of ranked:
+``SQL:dbo.usp_Order_Import``, an overload or a second definition ``…#2``, a later part ``…~2``
+of a member split for size), so the name can be looked up instead of ranked:
 
 - **Suffix index**, one per segment (segments never change; built on first use, kept while the
   segment is): every dotted suffix of a code id's name is a key, ``GetOrder``,
@@ -14,7 +14,7 @@ looked up instead of ranked:
 - **Case**: SQL names are matched case-insensitively (T-SQL is); C# names case-sensitively
   first, and case-insensitively only when no C# name matches exactly.
 - **Several matches** (overloads ``#2``, a table defined in two databases, a class and a table
-  of one name): all of them, in id order.
+  of one name, the parts ``~2`` of a long member after its head): all of them, in id order.
 - **What counts as naming**: the query, with brackets, quotes and a trailing ``()`` removed, is
   one identifier, optionally with a kind word (``Tenants table``, ``class OrderRepository``;
   table/view/procedure keep SQL matches, class/method/interface… keep C# ones). A sentence
@@ -74,6 +74,8 @@ def is_name(word: str) -> bool:
 def query_name(query: str) -> Name | None:
     """The identifier a query consists of (with at most one kind word), or None."""
     found = words(query)
+    if len(found) == 1:  # a lone word is a name even when it is a kind word (``Index``)
+        return Name(found[0]) if is_name(found[0]) else None
     kinds = [w for w in found if w.lower() in SQL_KINDS | CS_KINDS]
     rest = [w for w in found if w not in kinds]
     if len(rest) != 1 or len(kinds) > 1 or not is_name(rest[0]):
@@ -91,10 +93,13 @@ def kinds_of(word: str) -> tuple[str, ...]:
     return CODE_PREFIXES
 
 
+_TAIL = re.compile(r"[#(~].*$")
+
+
 def bare_name(node_id: str) -> str:
-    """A code id's dotted name: prefix, ``#n`` suffix and a parameter list removed."""
-    name = node_id.split(":", 1)[1]
-    return name.split("#", 1)[0].split("(", 1)[0]
+    """A code id's dotted name: the prefix and any tail removed (an overload or second
+    definition ``#2``, a parameter list, a later part ``~2`` of a member split for size)."""
+    return _TAIL.sub("", node_id.split(":", 1)[1])
 
 
 def suffixes(name: str) -> list[str]:
@@ -134,7 +139,7 @@ class SuffixIndex:
         if text.startswith(CODE_PREFIXES):  # a full id: that kind only
             prefix, text = text.split(":", 1)
             kinds = (prefix + ":",)
-        text = text.split("#", 1)[0]
+        text = _TAIL.sub("", text)
         found: list[int] = []
         if "CS:" in kinds:
             found += self.exact.get(text) or self.folded.get(text.lower(), [])
@@ -182,7 +187,7 @@ def sql_matches(rows: Any, view: Any, names: Iterable[Name]) -> list[str]:
     if not wanted:
         return []
     where, params = view.where()
-    patterns = ["%" + re.sub(r"([\\%_])", r"\\\1", n.text.split(":", 1)[-1].split("#", 1)[0]
+    patterns = ["%" + re.sub(r"([\\%_])", r"\\\1", _TAIL.sub("", n.text.split(":", 1)[-1])
                              .lower()) + "%" for n in wanted]
     ids = sorted({r[0] for r in rows(
         f"SELECT n.id FROM nodes n WHERE {where} AND (n.id LIKE 'CS:%%' OR n.id LIKE 'SQL:%%') "

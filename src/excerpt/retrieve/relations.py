@@ -73,7 +73,8 @@ _STOP = (
     "class classes method methods function functions code object objects column columns "
     "interface interfaces type types it its")
 STOPWORDS = frozenset(_STOP.split()) | SQL_KINDS | CS_KINDS
-"""Words of a question never taken for a name (English function words and kind words)."""
+"""Words of a question not taken for a name (English function words and kind words) when
+written in lower case or first: ``what calls Index`` names the method ``Index``."""
 
 
 AUXILIARIES = frozenset({"does", "do", "did"})
@@ -112,10 +113,10 @@ def read_question(text: str) -> Question | None:
     relations = tuple(dict.fromkeys(
         (relation, _turn(way) if turned else way)
         for w in lowered for relation, way in RELATION_WORDS.get(w, ())))
-    names = tuple(Name(w, CODE_PREFIXES) for w in dict.fromkeys(found)
-                  if w.lower() not in RELATION_WORDS and w.lower() not in STOPWORDS
-                  and is_name(w))
-    return Question(relations, names) if names else None
+    names = tuple(Name(w, CODE_PREFIXES) for i, w in enumerate(found)
+                  if w.lower() not in RELATION_WORDS and is_name(w)
+                  and not (w.lower() in STOPWORDS and (i == 0 or w.islower())))
+    return Question(tuple(relations), tuple(dict.fromkeys(names))) if names else None
 
 
 def related_first(question: Question, resolve: Callable[[Sequence[Name]], list[str]],
