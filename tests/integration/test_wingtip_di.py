@@ -144,3 +144,20 @@ def test_project_references(wingtip: Path) -> None:
     # test/Events-TenantUserApp.Tests/project.json:3, :21 (and EF through the app)
     assert projects.sees(web_tests) == {web_tests, web, common, ef}
     assert projects.project_of(f"{web}/Controllers/HomeController.cs") is projects.projects[web]
+
+
+def test_the_default_expansion_goes_from_a_controller_to_the_table(wingtip: Path,
+                                                                   tmp_path: Path) -> None:
+    """``excerpt graph`` with the default allow-list and depth (no --allow): the page's action
+    -> the interface member it calls -> the implementation -> the table it reads
+    (HomeController.cs:64 -> ITenantRepository.cs:58 -> TenantRepository.cs:195, whose LINQ
+    over the Venue DbSet reads dbo.Venue, TenantDbContext.cs:17)."""
+    engine = Engine(tmp_path / "home")
+    engine.ingest(wingtip, collection="wt", fmt="code", embedder="none")
+    index = f"{APP}Controllers.HomeController.Index"
+    found = engine.graph([index], Filters("wt"), Principal.admin(),
+                         engine.graph_limits(max_depth=3)).to_json()
+    reached = {(e["from_id"], e["relation"], e["to_id"]) for e in found["edges"]}
+    impl = f"{C}Repositories.TenantRepository.GetVenueDetails"
+    assert (f"{C}Interfaces.ITenantRepository.GetVenueDetails", "ImplementedBy", impl) in reached
+    assert (impl, "ReadsFrom", "SQL:dbo.Venue") in reached
