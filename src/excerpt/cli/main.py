@@ -139,6 +139,15 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
         yield update
 
 
+def unresolved_summary(unresolved: dict[str, list[str]], shown: int = 3) -> str:
+    """``ReadsFrom 2 (SQL:a.b, SQL:c.d), dynamic SQL 1 (SQL:dbo.p)``: counts, a few names."""
+    parts = []
+    for kind, names in unresolved.items():
+        more = ", …" if len(names) > shown else ""
+        parts.append(f"{kind} {len(names)} ({', '.join(names[:shown])}{more})")
+    return "; ".join(parts)
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--collection", default="default", show_default=True)
@@ -178,6 +187,9 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], collection: str, fmt: st
         )
         for issue in result.errors:
             click.echo(f"  skipped {issue.path}: {issue.reason}", err=True)
+        if result.unresolved:
+            click.echo(f"  unresolved (kept as edges to objects not in the import): "
+                       f"{unresolved_summary(result.unresolved)}", err=True)
 
     emit(ctx, payload, human)
 

@@ -49,3 +49,7 @@ class LoadedCorpus:
     errors: list[IngestIssue] = field(default_factory=list)
     snapshot_hint: str | None = None
     index_titles: bool = False
+    unresolved: dict[str, list[str]] = field(default_factory=dict)
+    """What the import refers to but does not hold, by kind (code sources: the relation of an
+    edge to an object not defined here, ``dynamic SQL`` for SQL built at run time), each name
+    once, sorted; the edges themselves are kept (they are still true)."""

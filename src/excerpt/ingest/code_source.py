@@ -249,8 +249,23 @@ def _finish(corpus: LoadedCorpus, objects: list[tuple[_File, CodeObject]], edges
     spelled = _sql_spelling(edges, {n.id for n in corpus.nodes})
     triples = {(spelled.get(a, a), rel, spelled.get(b, b)) for a, rel, b in edges}
     corpus.edges = [Edge(a, rel, b) for a, rel, b in sorted(triples) if a != b]
+    corpus.unresolved = _unresolved(corpus)
     corpus.documents.sort(key=lambda d: d.id)
     corpus.errors.sort(key=lambda i: (i.path, i.line or 0, i.reason))
+
+
+def _unresolved(corpus: LoadedCorpus) -> dict[str, list[str]]:
+    """Edge targets the import does not define, by relation (a table of another database, a
+    procedure not in the folder), and the objects with SQL built at run time."""
+    defined = {n.id for n in corpus.nodes}
+    found: dict[str, set[str]] = {}
+    for e in corpus.edges:
+        if e.to_id not in defined:
+            found.setdefault(e.relation, set()).add(e.to_id)
+    dynamic = {n.id for n in corpus.nodes if n.metadata.get("unresolved_dynamic_sql")}
+    if dynamic:
+        found["dynamic SQL"] = dynamic
+    return {kind: sorted(names) for kind, names in sorted(found.items())}
 
 
 def _sql_spelling(edges: set[Triple], node_ids: set[str]) -> dict[str, str]:

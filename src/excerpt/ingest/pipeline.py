@@ -13,7 +13,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ class IngestResult:
     embedded: int = 0
     embed_model: str | None = None
     message: str | None = None
+    unresolved: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -70,6 +71,9 @@ class IngestResult:
             "skipped": len(self.errors),  # files, batches or records reported and left out
             "embedded": self.embedded,
             "embed_model": self.embed_model,
+            # references the import could not bind to anything it holds, per kind
+            "unresolved": {kind: {"count": len(names), "names": names}
+                           for kind, names in self.unresolved.items()},
         }
         if self.message:
             out["message"] = self.message
@@ -196,6 +200,7 @@ class Importer:
             errors=corpus.errors,
             embedded=embedded,
             embed_model=model,
+            unresolved=corpus.unresolved,
         )
 
     def _choose_model(self, embedder: str, languages: Sequence[str]) -> str | None:
