@@ -7,6 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from excerpt.engine import Engine
+from excerpt.settings import Settings
+
 ORDERS_CS = """\
 using System.Data;
 using System.Data.SqlClient;
@@ -141,3 +146,19 @@ def write_secret(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "purge.sql").write_text(SECRET_SQL, "utf-8")
     return folder
+
+
+def guarded_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
+    """An engine on the store ``request.param`` names (sqlite or postgres) holding the small
+    sources in public and the secret procedure (writes dbo.Tenants) under the tag ``dba``."""
+    store = None
+    if request.param == "postgres":
+        from excerpt.store.postgres import PostgresStore
+
+        store = PostgresStore(request.getfixturevalue("pg_url"), tmp_path / "scratch")
+    engine = Engine(tmp_path / "home", Settings(), store=store)
+    engine.ingest(write_sources(tmp_path / "public"), collection="c", fmt="code",
+                  embedder="none", source="public")
+    engine.ingest(write_secret(tmp_path / "secret"), collection="c", fmt="code",
+                  embedder="none", source="secret", acl_tags=["dba"])
+    return engine

@@ -13,14 +13,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.code_sources import write_secret, write_sources
+from tests.code_sources import guarded_engine, write_sources
 from tests.http import call
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
 from excerpt.errors import InputError
 from excerpt.graph.expand import GraphResult
-from excerpt.settings import Settings
 from excerpt.types import Filters, Principal
 
 ANON = Principal.anonymous()
@@ -102,16 +101,7 @@ def test_max_nodes_holds_walking_backwards(small: Engine) -> None:
 @pytest.fixture(params=["sqlite", "postgres"])
 def guarded(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     """Public sources; a secret procedure writing dbo.Tenants; a public one executing it."""
-    store = None
-    if request.param == "postgres":
-        from excerpt.store.postgres import PostgresStore
-
-        store = PostgresStore(request.getfixturevalue("pg_url"), tmp_path / "scratch")
-    engine = Engine(tmp_path / "home", Settings(), store=store)
-    engine.ingest(write_sources(tmp_path / "public"), collection="c", fmt="code",
-                  embedder="none", source="public")
-    engine.ingest(write_secret(tmp_path / "secret"), collection="c", fmt="code",
-                  embedder="none", source="secret", acl_tags=["dba"])
+    engine = guarded_engine(request, tmp_path)
     (tmp_path / "jobs").mkdir()
     (tmp_path / "jobs" / "nightly.sql").write_text(NIGHTLY, "utf-8")
     engine.ingest(tmp_path / "jobs", collection="c", fmt="code", embedder="none",

@@ -13,12 +13,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.code_sources import write_secret, write_sources
+from tests.code_sources import guarded_engine, write_sources
 
 from excerpt.engine import Engine
 from excerpt.retrieve.identifiers import Name, SuffixIndex, bare_name, query_name
 from excerpt.retrieve.relations import read_question
-from excerpt.settings import Settings
 from excerpt.types import Filters, Principal, SearchMode
 
 ANON = Principal.anonymous()
@@ -141,16 +140,7 @@ def test_ask_over_code_reads_the_writer_first(small: Engine) -> None:
 @pytest.fixture(params=["sqlite", "postgres"])
 def guarded(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     """The small sources in public, the secret procedure (writes dbo.Tenants) under a tag."""
-    store = None
-    if request.param == "postgres":
-        from excerpt.store.postgres import PostgresStore
-
-        store = PostgresStore(request.getfixturevalue("pg_url"), tmp_path / "scratch")
-    engine = Engine(tmp_path / "home", Settings(), store=store)
-    engine.ingest(write_sources(tmp_path / "public"), collection="c", fmt="code",
-                  embedder="none", source="public")
-    engine.ingest(write_secret(tmp_path / "secret"), collection="c", fmt="code",
-                  embedder="none", source="secret", acl_tags=["dba"])
+    engine = guarded_engine(request, tmp_path)
     yield engine
     engine.close()
 

@@ -44,6 +44,7 @@ between declarations are worked out by :mod:`excerpt.ingest.csharp_graph`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -163,6 +164,15 @@ def _first_error_line(node: Node) -> int:
         if child.has_error or child.is_missing:
             return _first_error_line(child)
     return node.start_point[0] + 1
+
+
+def own_nodes(root: Node, stops: set[int]) -> Iterator[Node]:
+    """``root`` and its named descendants, nested declarations (read on their own) left out."""
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for c in reversed(n.named_children) if c.id not in stops)
 
 
 def node_text(node: Node | None) -> str:

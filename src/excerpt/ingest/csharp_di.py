@@ -39,7 +39,7 @@ from collections.abc import Iterator
 
 from tree_sitter import Node
 
-from excerpt.ingest.csharp import CsDecl, CsFile, node_text
+from excerpt.ingest.csharp import CsDecl, CsFile, node_text, own_nodes
 from excerpt.ingest.csharp_index import CsIndex, Scope, head_name, scope_of
 
 __all__ = ["di_edges"]
@@ -179,7 +179,7 @@ def _param_types(d: CsDecl) -> list[str]:
 def _registrations(index: CsIndex, d: CsDecl, scope: Scope, stops: set[int],
                    types: dict[str, CsDecl]) -> set[Edge]:
     out: set[Edge] = set()
-    for call in _own_nodes(d.node, stops):
+    for call in own_nodes(d.node, stops):
         if call.type != "invocation_expression":
             continue
         bound = _registered(call)
@@ -227,15 +227,6 @@ def _resolve(index: CsIndex, n: Node | None, scope: Scope, types: dict[str, CsDe
     return [k for k in index.type_of(n, scope) if k in types] if n is not None else []
 
 
-def _own_nodes(root: Node, stops: set[int]) -> Iterator[Node]:
-    """``root`` and its named descendants, nested declarations (read on their own) left out."""
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(c for c in reversed(n.named_children) if c.id not in stops)
-
-
 def _walk(root: Node) -> Iterator[Node]:
     stack = [root]
     while stack:
@@ -260,7 +251,7 @@ def _extension_methods(decls: list[tuple[CsFile, CsDecl]]) -> dict[str, list[CsD
 
 def _extension_calls(index: CsIndex, d: CsDecl, scope: Scope, stops: set[int],
                      extensions: dict[str, list[CsDecl]]) -> set[Edge]:
-    nodes = list(_own_nodes(d.node, stops))
+    nodes = list(own_nodes(d.node, stops))
     out: set[Edge] = set()
     declared: dict[str, str] | None = None
     for call in nodes:

@@ -33,11 +33,9 @@ Type names are resolved by :class:`excerpt.ingest.csharp_index.CsIndex`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from tree_sitter import Node
 
-from excerpt.ingest.csharp import CsFile, node_text
+from excerpt.ingest.csharp import CsFile, node_text, own_nodes
 from excerpt.ingest.csharp_ef import EfModel, Site, read_ef_model
 from excerpt.ingest.csharp_index import CsIndex, scope_of, type_names
 from excerpt.ingest.csharp_sql import (
@@ -73,7 +71,7 @@ def csharp_edges(files: list[CsFile], procedures: set[str]) -> set[Edge]:
 
 def _sites(f: CsFile) -> list[Site]:
     stops = {d.node.id for d in f.decls}
-    return [Site(d, scope_of(d, f), list(_own_nodes(d.node, stops)), f.usings) for d in f.decls]
+    return [Site(d, scope_of(d, f), list(own_nodes(d.node, stops)), f.usings) for d in f.decls]
 
 
 class _Shared:
@@ -406,15 +404,6 @@ class _DeclReader:
                 return "WritesTo"
             cur = call
         return "ReadsFrom"
-
-
-def _own_nodes(root: Node, stops: set[int]) -> Iterator[Node]:
-    """``root`` and its named descendants, nested declarations (read on their own) left out."""
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(c for c in reversed(n.named_children) if c.id not in stops)
 
 
 def _simple(n: Node) -> str:
