@@ -23,7 +23,10 @@ diverse and put in reading order (issue 16 item 3).
 3. **Semantic similarity**: the cosine of sentence and question in the collection's own
    embedder (``embed``: MiniLM only, e5 is ten times slower); absent without one.
 4. **Score** = ``W_SEM·sem + W_COV·coverage + W_FOCUS·focus + W_CUE·cue + W_LEN·length +
-   W_RANK/(1 + passage rank)``, length being ``min(words, LONG_WORDS) / LONG_WORDS`` (the answer
+   W_RANK/(1 + passage rank) + W_EVIDENCE·evidence``, evidence being 1 for a code line that
+   does what a code relation question asks about (:mod:`excerpt.compose.code_evidence`; two
+   such lines of different nodes are never near-duplicates: each is one writer, one caller),
+   length being ``min(words, LONG_WORDS) / LONG_WORDS`` (the answer
    wants 80-160 words in 2-5 sentences, so a sentence that says more serves it better).
    **Confidence** (what caution is calibrated on) is the best sentence's content match alone:
    ``(W_SEM·sem + W_COV·coverage + W_FOCUS·focus) / (W_SEM + W_COV + W_FOCUS)``, ``W_SEM``
@@ -50,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from excerpt.analyze import analyze_many
+from excerpt.compose.code_evidence import code_evidence
 from excerpt.compose.question import QuestionShape
 from excerpt.compose.quotes import SENTENCE_ENDINGS, coverage
 from excerpt.compose.sentences import one_line, sentence_spans_many
@@ -58,6 +62,7 @@ from excerpt.types import Node
 MIN_TOKENS = 3
 PREFILTER = 12
 W_SEM, W_COV, W_FOCUS, W_CUE, W_LEN, W_RANK = 1.0, 1.0, 0.5, 0.2, 0.3, 0.1
+W_EVIDENCE = 1.0  # a code line doing what a relation question asks (compose/code_evidence.py)
 LONG_WORDS = 35
 MMR_PENALTY = 0.5
 TYPED_KINDS = frozenset({"when", "count"})
@@ -151,7 +156,8 @@ def _code_lines(text: str) -> list[tuple[int, int]]:
 
 
 def _lexical(sentence: Sentence, wanted: frozenset[str], shape: QuestionShape,
-             weights: Mapping[str, float] | None) -> None:
+             weights: Mapping[str, float] | None,
+             evidence: Callable[[str], float] | None = None) -> None:
     cov = coverage(wanted, sentence.tokens, weights)
     focus = (len(shape.focus & sentence.tokens) / len(shape.focus)
              if shape.focus and shape.defining else cov)
@@ -159,11 +165,14 @@ def _lexical(sentence: Sentence, wanted: frozenset[str], shape: QuestionShape,
                          "length": min(sentence.words, LONG_WORDS) / LONG_WORDS,
                          "rank": 1.0 / (1 + sentence.rank),
                          "needs_cue": 1.0 if shape.kind in TYPED_KINDS else 0.0}
+    if evidence is not None and sentence.node.metadata.get("code_language"):
+        sentence.features["evidence"] = evidence(sentence.text)
 
 
 def _combine(f: Mapping[str, float]) -> float:
     return (W_SEM * f.get("sem", 0.0) + W_COV * f["coverage"] + W_FOCUS * f["focus"]
-            + W_CUE * f["cue"] + W_LEN * f["length"] + W_RANK * f["rank"])
+            + W_CUE * f["cue"] + W_LEN * f["length"] + W_RANK * f["rank"]
+            + W_EVIDENCE * f.get("evidence", 0.0))
 
 
 def confidence(features: Mapping[str, float]) -> float:
@@ -174,6 +183,8 @@ def confidence(features: Mapping[str, float]) -> float:
     total = W_COV * features["coverage"] + W_FOCUS * features["focus"]
     total += W_SEM * features["sem"] if sem else 0.0
     share = total / (W_COV + W_FOCUS + (W_SEM if sem else 0.0))
+    if features.get("evidence"):  # the line that does what a code question asks about
+        return max(share, features["evidence"])
     # a when / how-many question answered by a sentence with no number or time in it is
     # not answered ("In which year was Dorian born?" meets sentences about Dorian)
     return share * UNTYPED if features.get("needs_cue") and not features["cue"] else share
@@ -183,8 +194,10 @@ def score(pool: list[Sentence], question: str, wanted: frozenset[str], shape: Qu
           weights: Mapping[str, float] | None, embed: Embed | None) -> list[Sentence]:
     """The candidates with their features and scores, best first; only the ``PREFILTER`` best
     by the lexical features are embedded (the others stay as fillers, scored without ``sem``)."""
+    code = any(s.node.metadata.get("code_language") for s in pool)
+    evidence = code_evidence(question) if code else None
     for sentence in pool:
-        _lexical(sentence, wanted, shape, weights)
+        _lexical(sentence, wanted, shape, weights, evidence)
         sentence.score = _combine(sentence.features)
     pool = sorted(pool, key=lambda s: -s.score)  # stable: ties keep text order
     head = pool[:PREFILTER]
@@ -213,6 +226,8 @@ def _similarity(a: Sentence, b: Sentence) -> float:
 
 
 def _near_duplicate(a: Sentence, b: Sentence) -> bool:
+    if a.node.id != b.node.id and a.features.get("evidence") and b.features.get("evidence"):
+        return False
     shared = len(a.tokens & b.tokens)
     return shared >= NEAR_DUPLICATE * min(len(a.tokens), len(b.tokens))
 
@@ -231,9 +246,11 @@ def select(ranked: Sequence[Sentence], max_sources: int, words: int = 0) -> list
         if not fits:
             break
         # 80 words in at most 5 sentences: past the first, a sentence too short to get there
-        # in the sentences left gives way to a longer one when there is one
+        # in the sentences left gives way to a longer one when there is one (prose: a line of
+        # code says what it does in few words, "DELETE [dbo].[Venues] WHERE …")
         need = (MIN_WORDS - words) / (MAX_SENTENCES - len(chosen))
-        fits = [s for s in fits if s.words >= need or not chosen] or fits
+        fits = [s for s in fits if s.words >= need or not chosen
+                or s.node.metadata.get("code_language")] or fits
         best = max(fits, key=lambda s: s.score - MMR_PENALTY * max(
             (_similarity(s, c) for c in chosen), default=0.0)) if chosen else max(
             fits, key=_answer_score)
