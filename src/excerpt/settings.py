@@ -12,6 +12,7 @@ from typing import Any
 
 from excerpt.errors import InputError
 from excerpt.graph.expand import DEFAULT_ALLOWLIST
+from excerpt.ingest._code_text import MAX_NODE_TOKENS
 
 
 def _setting(default: Any, help_text: str) -> Any:
@@ -30,6 +31,8 @@ class Settings:
     default_k: int = _setting(10, "Hits returned when -k is not given.")
     chunk_chars: int = _setting(800, "Target characters per chunk for text and books.")
     chunk_overlap: int = _setting(100, "Characters of overlap between consecutive chunks.")
+    code_max_node_tokens: int = _setting(
+        MAX_NODE_TOKENS, "Code sources: most tokens in one node; longer members become parts.")
     embed_batch: int = _setting(32, "Texts per embedding batch.")
     korean_share_for_e5: float = _setting(
         0.2, "Share of Korean nodes above which e5 embeds an import.")

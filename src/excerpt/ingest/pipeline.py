@@ -124,6 +124,7 @@ class Importer:
                 classification_labels=tuple(sorted(set(classification_labels))),
                 chunk_chars=self.settings.chunk_chars,
                 overlap_chars=self.settings.chunk_overlap,
+                max_node_tokens=self.settings.code_max_node_tokens,
                 archive_limits=archive_limits(self.settings),
                 roots=None if roots is None else tuple(Path(r).resolve() for r in roots),
             )
