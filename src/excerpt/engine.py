@@ -300,11 +300,14 @@ class Engine:
         llm: Any = None,
     ) -> AskResult:
         """Answer ``question`` from what ``principal`` may see (:mod:`excerpt.compose.ask`):
-        ``reranker`` names one (``excerpt.rerank``; None or "none" for no rerank), ``explain``
+        ``options`` default to :meth:`ask_options` (the settings'), ``reranker`` to the setting
+        ``reranker`` ("none" for no rerank; a name, ``excerpt.rerank``), ``explain``
         receives the PROV-O events as they happen, ``record`` keeps them on the result, ``llm``
         is a chat client for concepts and synthesis (None: extractive only)."""
         if not question.strip():
             raise InputError("the question is empty")
+        options = options or self.ask_options()
+        reranker = self.settings.reranker if reranker is None else reranker
         filters, principal, view = self._open_view(filters, principal)
         excluded = excluded_parts(self.settings.ask_exclude_parts, filters.metadata)
 
@@ -334,6 +337,16 @@ class Engine:
             vectors if mode != "bm25" else None, llm, detect_language,
             lambda q: self._sentence_embed(view, q), as_typed=mode != "bm25")
         return pipeline.run(question, options, explain, record)
+
+    def ask_options(self, doc_limit: int | None = None, fetch_limit: int | None = None,
+                    max_quotes: int | None = None, mmr: bool = False) -> AskOptions:
+        """The ask options every interface uses (CLI, HTTP, MCP, chat, Python): what the caller
+        gives, the settings' for the rest (``ask_doc_limit``, ``ask_max_quotes``,
+        ``mmr_lambda`` when ``mmr``, ``answer_min_confidence``)."""
+        s = self.settings
+        return AskOptions(doc_limit or s.ask_doc_limit, fetch_limit,
+                          max_quotes or s.ask_max_quotes, s.mmr_lambda if mmr else None,
+                          s.answer_min_confidence)
 
     def compose(self, question: str, passages: Sequence[Passage],
                 filters: Filters | None = None, principal: Principal | None = None,

@@ -62,19 +62,14 @@ def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_
         clearances: tuple[str, ...], all_access: bool) -> None:
     """Answer QUESTION from the collection, within the caller's access rights: quotes from the
     passages found, an answer whose every sentence cites them as [n], and the citations."""
-    from excerpt.compose.ask import AskOptions
-
     engine = ctx.obj["engine"]
-    settings = engine.settings
-    options = AskOptions(doc_limit or settings.ask_doc_limit, fetch_limit,
-                         max_quotes or settings.ask_max_quotes,
-                         settings.mmr_lambda if mmr else None, settings.answer_min_confidence)
+    options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr)
     filters = Filters(collection, snapshot_id, snapshot_set, parse_metadata(where))
     principal = make_principal(acl_tags, clearances, all_access)
     client = _llm_client() if llm else None
 
     def run(text: str) -> Any:
-        return engine.ask(text, filters, principal, mode, options, rerank or settings.reranker,
+        return engine.ask(text, filters, principal, mode, options, rerank,
                           record=explain, llm=client)
 
     if conversation:

@@ -138,15 +138,12 @@ def _qa(ctx: click.Context, path: Path, collection: str | None, mode: str, k: in
         update: Any, rerank: str | None, principal: Principal, split: str,
         llm: bool) -> dict[str, Any]:
     from excerpt.cli.ask_cmd import _llm_client  # the client `excerpt ask --llm` uses
-    from excerpt.compose.ask import AskOptions
     from excerpt.evaluate.qa import evaluate_qa, load_qa
 
     engine = ctx.obj["engine"]
-    settings = engine.settings
-    options = AskOptions(k or settings.ask_doc_limit, None, settings.ask_max_quotes, None,
-                         settings.answer_min_confidence)
+    options = engine.ask_options(k)
     return evaluate_qa(engine, load_qa(path), collection, mode, options,  # type: ignore[arg-type]
-                       rerank or settings.reranker, principal, split,
+                       rerank, principal, split,
                        _llm_client() if llm else None, update)
 
 

@@ -287,8 +287,8 @@ def _report(engine: Engine, name: str, rows: list[dict[str, Any]], mode: str,
     model = getattr(llm, "model", None) if llm is not None else None
     return {
         "collection": name, "mode": mode, "split": split,
-        "k": options.doc_limit if options else AskOptions().doc_limit,
-        "reranker": reranker or "none", "principal": principal.describe(),
+        "k": (options or engine.ask_options()).doc_limit,
+        "reranker": reranker or engine.settings.reranker, "principal": principal.describe(),
         "answerer": f"llm:{model}" if llm is not None else "extractive",
         "llm_model": model,
         "llm_answers": sum(r["llm_answer"] for r in rows),

@@ -30,7 +30,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from excerpt.compose.ask import AskOptions
 from excerpt.compose.composer import Passage
 from excerpt.embed.base import Embedder
 from excerpt.engine import Engine
@@ -151,7 +150,7 @@ def _score(engine: Engine, scenario: Scenario, filters: Filters, principal: Prin
     if answer is None:  # composed from the hits as ask composes: the answer users get
         answer = engine.compose(scenario.query,
                                 [Passage(h.node, h.score, h.snapshot_id) for h in result.hits],
-                                filters, principal, _ask_options(engine)).answer
+                                filters, principal, engine.ask_options()).answer
     stages = {**result.timings_ms, "compose": (time.perf_counter() - t) * 1000}
     return {
         "id": scenario.id,
@@ -170,12 +169,6 @@ def _score(engine: Engine, scenario: Scenario, filters: Filters, principal: Prin
         "latency_ms": latency,
         "stages_ms": stages,
     }
-
-
-def _ask_options(engine: Engine) -> AskOptions:
-    settings = engine.settings
-    return AskOptions(max_quotes=settings.ask_max_quotes,
-                      min_confidence=settings.answer_min_confidence)
 
 
 def _mean(rows: Sequence[Mapping[str, Any]], key: str) -> float:

@@ -30,7 +30,6 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from excerpt.compose.ask import AskOptions
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
 from excerpt.engine import EMBEDDERS, Engine
 from excerpt.errors import (
@@ -177,7 +176,7 @@ def create_app(engine: Engine, keys: KeyRing,
     @app.post("/v1/ask", responses=errors(400, 401, 403, 404, 502, 503))
     def ask(body: AskBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
-        options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
+        options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr)
 
         def run(question: str) -> Any:
             return engine.ask(question, _filters(body), principal, body.mode,
@@ -196,7 +195,7 @@ def create_app(engine: Engine, keys: KeyRing,
         """Server-sent events: "stage" events as the pipeline runs, then one "answer" event
         whose data is exactly the POST /v1/ask response."""
         principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
-        options = AskOptions(body.doc_limit, body.fetch_limit, body.max_quotes)
+        options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr)
         filters = _filters(body)
         # What can be refused before the stream starts is an HTTP status, not an error event.
         check_where(filters.metadata)

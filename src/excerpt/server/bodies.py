@@ -78,10 +78,12 @@ class AskBody(Body):
     snapshot_set: str | None = None
     where: list[str] = Field(default_factory=list, max_length=MAX_K)
     mode: SearchMode = "hybrid"
-    doc_limit: int = Field(10, ge=1, le=MAX_K)
+    # None: the server's settings (ask_doc_limit, ask_max_quotes, reranker), as the CLI does
+    doc_limit: int | None = Field(None, ge=1, le=MAX_K)
     fetch_limit: int | None = Field(None, ge=1, le=3 * MAX_K)
-    max_quotes: int = Field(4, ge=1, le=20)
+    max_quotes: int | None = Field(None, ge=1, le=20)
     rerank: str | None = Field(None, min_length=1)
+    mmr: StrictBool = False
     explain: StrictBool = False
     conversation: str | None = Field(None, min_length=1, max_length=200)
     acl_tag: list[str] | None = None

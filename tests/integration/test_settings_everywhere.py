@@ -1,0 +1,63 @@
+"""Settings mean the same everywhere (issue 18 item 3): one settings file (ask_doc_limit,
+ask_max_quotes, reranker) gives the same answer through the CLI, a real `excerpt serve`
+process and the Python API; before, `serve` and the Python API used hard-coded defaults."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from tests.http import add_keys, call, wait_started
+
+from excerpt.cli.main import cli
+from excerpt.engine import Engine
+from excerpt.settings import load_settings
+from excerpt.types import Filters
+
+HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
+QUESTION = "How does excerpt keep a snapshot from being half written?"
+SETTINGS = "ask_doc_limit: 2\nask_max_quotes: 1\nreranker: features\n"
+
+
+def essence(payload: dict[str, Any]) -> tuple[Any, ...]:
+    return (payload["answer"], [d["id"] for d in payload["documents"]], payload["reranker"],
+            [c["id"] for c in payload["citations"]])
+
+
+def test_one_settings_file_one_answer_through_cli_http_and_python(
+        tmp_path: Path, free_port: Callable[[], int]) -> None:
+    home, settings = tmp_path / "home", tmp_path / "settings.yml"
+    settings.write_text(SETTINGS, encoding="utf-8")
+    engine = Engine(home)
+    engine.ingest(HANDBOOK, collection="demo", embedder="none")
+    engine.close()
+    base = ["--home", str(home), "--settings", str(settings)]
+    out = CliRunner().invoke(cli, [*base, "ask", QUESTION, "--collection", "demo",
+                                   "--mode", "bm25", "--json"])
+    assert out.exit_code == 0, out.output
+    by_cli = json.loads(out.output)
+    assert len(by_cli["documents"]) == 2 and len(by_cli["citations"]) == 1
+    assert by_cli["reranker"] == "features"
+
+    python = Engine(home, load_settings(settings)).ask(QUESTION, Filters("demo"),
+                                                       mode="bm25").to_json()
+    key = add_keys(home, [("alice",)], revoke=())["alice"]
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "excerpt", *base, "serve", "--port",
+                               str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_started(url, server)
+        status, by_http = call(f"{url}/v1/ask", key,
+                               {"question": QUESTION, "collection": "demo", "mode": "bm25"})
+        assert status == 200, by_http
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+    assert essence(by_http) == essence(by_cli)
+    assert essence(python) == essence(by_cli)
