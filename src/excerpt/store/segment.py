@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ import numpy.typing as npt
 
 from excerpt.types import Principal
 
+_HEADER_LOCK = threading.Lock()
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -175,8 +177,12 @@ class Segment:
         self._arrays: dict[str, npt.NDArray[Any]] = {}
 
     def _load(self, name: str) -> npt.NDArray[Any]:
-        """Memory-mapped, seen as a plain ndarray: np.memmap's slicing costs ~6 us a call."""
-        mapped = np.load(self.folder / name, mmap_mode="r", allow_pickle=False)
+        """Memory-mapped, seen as a plain ndarray: np.memmap's slicing costs ~6 us a call.
+        One thread at a time: numpy parses the file's header with ``ast.literal_eval``, and
+        CPython 3.11 before 3.11.8 can fail that in two threads at once ("SystemError: AST
+        constructor recursion depth mismatch", seen in the concurrent-searchers test)."""
+        with _HEADER_LOCK:
+            mapped = np.load(self.folder / name, mmap_mode="r", allow_pickle=False)
         return mapped.view(np.ndarray)  # type: ignore[no-any-return]
 
     @property
