@@ -40,6 +40,7 @@ from excerpt.errors import (
 from excerpt.ingest import FORMATS
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
+from excerpt.server import chat
 from excerpt.server.bodies import (
     MAX_K,
     MAX_QUERY,
@@ -135,6 +136,7 @@ def create_app(engine: Engine, keys: KeyRing,
                              "valid until its operator repairs them", "kind": "unavailable"},
                             status_code=503)
 
+    chat.install(app, engine, keys)  # OpenAI-compatible: /v1/models, /v1/chat/completions
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")
 

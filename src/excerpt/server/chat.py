@@ -1,0 +1,213 @@
+"""OpenAI-compatible chat on `excerpt serve` (issue 18 item 2), for the front ends that speak
+OpenAI's API (Open WebUI, LibreChat, the ``openai`` client): ``GET /v1/models``,
+``GET /v1/models/{model}`` and ``POST /v1/chat/completions``, streamed or not. The wire shapes
+are in :mod:`excerpt.server.chat_wire`.
+
+* **A model is a collection the key may read**: ``excerpt:<collection>``, listed only when the
+  key sees at least one node of the collection's latest snapshots (what a chat reads). A model
+  that does not exist and one the key may see nothing of get the same 404, so a key learns
+  nothing about collections beyond its rights.
+* **The messages are the conversation**: the last (a user's) is the question; a follow-up ("And
+  who killed him?") is resolved from the user and assistant messages before it by
+  :func:`excerpt.compose.followup.resolve`, as ``ask --conversation`` resolves it from its
+  memory. Nothing is stored: an OpenAI client sends the whole conversation each time.
+* **The ask is /v1/ask's**: :meth:`Engine.ask` with :meth:`Engine.ask_options` and the setting
+  ``reranker`` (nothing hard-coded here), mode hybrid unless the request's ``excerpt`` field
+  says otherwise (``mode``, ``snapshot``, ``snapshot_set``, ``where``, and the key's rights
+  narrowed by ``acl_tag`` / ``clearance``; ``all_access`` for admin keys), within the key's
+  rights: the answer, quotes and citations hold only what ``/v1/search`` would show that key.
+* **Errors** are OpenAI's shape (``{"error": {"message", "type", "param", "code"}}``), from
+  every stage of these routes (the key, the body, the engine): no key or a wrong one 401, an
+  unknown model 404, a bad body 400. A streamed answer's failure after the stream began is a
+  ``data: {"error": …}`` line, which the openai client raises as an APIError.
+* **Streaming**: a first chunk with the role as soon as the request is accepted, the text in
+  chunks of words once the ask is done (an extractive answer is composed whole), then a final
+  chunk with ``finish_reason: "stop"`` whose delta carries the ``excerpt`` field (citations,
+  quotes, cautious), then ``data: [DONE]``. A client that goes away stops the ask at its next
+  pipeline stage, as on ``/v1/ask/stream``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI, Header, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
+
+from excerpt.compose.ask import AskResult
+from excerpt.compose.followup import Resolution, resolve
+from excerpt.engine import Engine
+from excerpt.errors import ExcerptError, InputError
+from excerpt.server import chat_wire as wire
+from excerpt.server.errors import status
+from excerpt.server.keys import Caller, KeyRing
+from excerpt.server.stream import Cancelled
+from excerpt.types import Filters, Principal, check_where, parse_where
+
+log = logging.getLogger(__name__)
+
+_TYPES = {400: "invalid_request_error", 403: "permission_error", 404: "invalid_request_error",
+          502: "api_error", 503: "server_error"}
+
+
+def install(app: FastAPI, engine: Engine, keys: KeyRing) -> None:
+    """Adds the chat routes to ``app``, authenticating with ``keys`` (the service's keys)."""
+    router = APIRouter(route_class=_OpenAIRoute)
+
+    async def caller(authorization: str | None = Header(None)) -> Caller:
+        token = authorization.removeprefix("Bearer ").strip() if authorization else None
+        keys.refresh()
+        if keys.problem is not None:
+            raise wire.ChatError(503, "the server cannot read its API keys now",
+                                 "server_error", "keys_unavailable")
+        found = keys.authenticate(token)
+        if found is None:
+            raise wire.ChatError(401, "a valid API key is required (Authorization: Bearer KEY)",
+                                 "invalid_request_error", "invalid_api_key")
+        return found
+
+    @router.get("/v1/models", include_in_schema=False)
+    def models(who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        """The collections the key may read, as OpenAI models."""
+        found = (_model(engine, c, who.principal) for c in engine.store.collections())
+        return {"object": "list", "data": [m for m in found if m is not None]}
+
+    @router.get("/v1/models/{model}", include_in_schema=False)
+    def model(model: str, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        found = _model(engine, wire.collection_of(model), who.principal)
+        if found is None:
+            raise wire.unknown_model(model)
+        return found
+
+    @router.post("/v1/chat/completions", include_in_schema=False)
+    async def completions(request: Request,
+                          who: Caller = Depends(caller)) -> Response:  # noqa: B008
+        body = wire.parse(await request.body())
+        ask = await run_in_threadpool(_Ask, engine, body, who)  # the store, off the loop
+        if not body.stream:
+            result = await run_in_threadpool(ask.run, None)
+            return JSONResponse(ask.reply.completion(
+                wire.content(result), wire.structured(result, ask.resolution),
+                wire.usage(ask.resolution, result.composed.answer)))
+        # What can be refused before the stream starts is an HTTP status, not a data line.
+        await run_in_threadpool(engine.resolve, ask.filters, ask.principal)
+        return StreamingResponse(_chunks(ask), media_type="text/event-stream")
+
+    app.include_router(router)
+
+
+class _Ask:
+    """One chat request turned into an ask: the principal, collection, question resolved from
+    the conversation, filters and options; refused (400, 403, 404) before any work."""
+
+    def __init__(self, engine: Engine, body: wire.ChatBody, who: Caller) -> None:
+        extra = body.excerpt
+        self.engine = engine
+        self.principal = who.narrowed(extra.acl_tag, extra.clearance, extra.all_access)
+        collection = wire.collection_of(body.model)
+        if _model(engine, collection, self.principal) is None or collection is None:
+            raise wire.unknown_model(body.model)
+        question, turns = wire.conversation(body.messages)
+        self.resolution: Resolution = resolve(question, turns)
+        try:
+            where = parse_where(extra.where)
+        except ValueError as exc:
+            raise InputError(f"excerpt.where: {exc}") from None
+        self.filters = Filters(collection, extra.snapshot, extra.snapshot_set, where)
+        check_where(self.filters.metadata)
+        self.mode = extra.mode
+        self.options = engine.ask_options()  # the settings', as every interface
+        self.reply = wire.Reply(body.model)
+
+    def run(self, on_stage: Callable[[Any], None] | None) -> AskResult:
+        return self.engine.ask(self.resolution.resolved, self.filters, self.principal,
+                               self.mode, self.options, None, explain=on_stage)
+
+
+async def _chunks(ask: _Ask) -> AsyncIterator[str]:
+    """The stream of one completion; cancelling it (the client went) cancels the ask."""
+    yield ask.reply.chunk({"role": "assistant", "content": ""})
+    cancel = threading.Event()
+
+    def on_stage(_: Any) -> None:
+        if cancel.is_set():
+            raise Cancelled
+
+    try:
+        result = await run_in_threadpool(ask.run, on_stage)
+    except Cancelled:
+        return
+    except Exception as exc:  # after the 200: the error is a data line, as OpenAI streams it
+        yield wire.data(_error(exc).to_json())
+        return
+    finally:
+        cancel.set()  # a no-op once the ask is done; otherwise it stops at its next stage
+    for piece in wire.pieces(wire.content(result)):
+        yield ask.reply.chunk({"content": piece})
+    yield ask.reply.chunk({"excerpt": wire.structured(result, ask.resolution)}, "stop")
+    yield wire.data("[DONE]")
+
+
+def _model(engine: Engine, collection: str | None,
+           principal: Principal) -> dict[str, Any] | None:
+    """The model of ``collection`` when ``principal`` sees a node of its latest snapshots."""
+    if collection is None or collection not in engine.store.collections():
+        return None
+    latest = engine.store.latest_snapshots(collection)
+    seen = engine.access.seen_snapshots(latest, principal)
+    if not seen:
+        return None
+    created = min(_unix(s.created_at) for s in latest if s.snapshot_id in seen)
+    return {"id": f"{wire.PREFIX}{collection}", "object": "model", "created": created,
+            "owned_by": "excerpt"}
+
+
+def _unix(stamp: str) -> int:
+    try:
+        return int(datetime.fromisoformat(stamp).timestamp())
+    except ValueError:
+        return 0
+
+
+def _error(exc: Exception) -> wire.ChatError:
+    """Any failure of a chat route as OpenAI's error; a 500's details go to the log only."""
+    if isinstance(exc, wire.ChatError):
+        return exc
+    if isinstance(exc, RequestValidationError):
+        first = exc.errors()[0] if exc.errors() else {}
+        param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
+        return wire.ChatError(400, f"{param}: {first.get('msg', 'invalid request')}",
+                              "invalid_request_error", "invalid_body", param)
+    if isinstance(exc, PermissionError) and exc.errno is None:
+        return wire.ChatError(403, str(exc), "permission_error", "forbidden")
+    code = status(exc) if isinstance(exc, ExcerptError) else 500
+    if code == 500:
+        log.error("excerpt: a chat request failed", exc_info=exc)
+        return wire.ChatError(500, "internal error", "server_error", "internal")
+    assert isinstance(exc, ExcerptError)
+    return wire.ChatError(code, str(exc), _TYPES[code], exc.kind)
+
+
+class _OpenAIRoute(APIRoute):
+    """A route whose every failure (the key, the body, the engine) is answered in OpenAI's
+    error shape, not the service's ``{"error", "kind"}``."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except Exception as exc:
+                error = _error(exc)
+                headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
+                return JSONResponse(error.to_json(), status_code=error.status, headers=headers)
+
+        return guarded

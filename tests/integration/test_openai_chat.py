@@ -1,0 +1,273 @@
+"""OpenAI-compatible chat (issue 18 item 2), through the official `openai` client against a real
+`excerpt serve` process: the models are the collections a key may read, a completion (streamed
+or not) is the /v1/ask answer with its citations in a structured field (in the final streamed
+chunk too), the messages are the conversation (a follow-up is resolved from the earlier ones),
+errors come in OpenAI's shape, and a key never sees a hidden node through chat."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from openai import OpenAI
+from tests.http import add_keys, call, exchange, request, wait_started
+
+from excerpt.engine import Engine
+
+HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
+SECRET = ("# Board minutes\n\nThe board approved the Zephyrine merger of the snapshot stores: "
+          "the Zephyrine merger closes in March and its price stays secret.\n")
+HIDDEN_QUESTION = "What did the board approve about the Zephyrine merger?"
+QUESTION = "How are snapshots published?"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, free_port: Callable[[], int],
+           shared_data: Callable[..., Path]) -> Iterator[dict[str, Any]]:
+    """A real `excerpt serve` over the handbook (plus a board-only page), a collection "vault"
+    with board-only nodes alone, and the Iliad as "books" when the shared data is there."""
+    folder = tmp_path_factory.mktemp("chat")
+    home, board = folder / "home", folder / "board"
+    board.mkdir()
+    (board / "minutes.md").write_text(SECRET, encoding="utf-8")
+    engine = Engine(home)
+    engine.ingest(HANDBOOK, collection="handbook", embedder="none")
+    engine.ingest(board, collection="handbook", acl_tags=["board"],
+                  classification_labels=["secret"], embedder="none")
+    engine.ingest(board, collection="vault", acl_tags=["board"], embedder="none")
+    try:
+        engine.ingest(shared_data("books", "pg6130_iliad_pope.txt"), collection="books",
+                      embedder="none")
+        books = True
+    except pytest.skip.Exception:
+        books = False
+    engine.close()
+    keys = add_keys(home)
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "excerpt", "--home", str(home), "serve",
+                               "--port", str(port)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_started(url, server)
+        yield {"url": url, "keys": keys, "books": books}
+    finally:
+        server.terminate()
+        _, stderr = server.communicate(timeout=10)
+    assert b"Traceback" not in stderr, stderr.decode()[-3000:]
+
+
+def client(served: dict[str, Any], name: str = "alice", key: str | None = None) -> OpenAI:
+    return OpenAI(base_url=f"{served['url']}/v1", api_key=key or served["keys"][name],
+                  max_retries=0)
+
+
+def ask(served: dict[str, Any], question: str, collection: str = "handbook",
+        name: str = "alice") -> dict[str, Any]:
+    status, body = call(f"{served['url']}/v1/ask", served["keys"][name],
+                        {"question": question, "collection": collection})
+    assert status == 200, body
+    answer: dict[str, Any] = body
+    return answer
+
+
+def user(text: str) -> dict[str, str]:
+    return {"role": "user", "content": text}
+
+
+def test_models_are_the_collections_the_key_may_read(served: dict[str, Any]) -> None:
+    alice = client(served).models.list()
+    ids = [m.id for m in alice.data]
+    assert ids == ["excerpt:books", "excerpt:handbook"] if served["books"] else [
+        "excerpt:handbook"]
+    model = alice.data[-1]
+    assert (model.object, model.owned_by) == ("model", "excerpt") and model.created > 0
+    # bob holds the board's tag: the collection of board-only nodes is a model for him only
+    assert "excerpt:vault" in [m.id for m in client(served, "bob").models.list().data]
+    assert client(served).models.retrieve("excerpt:handbook").id == "excerpt:handbook"
+    with pytest.raises(openai.NotFoundError):
+        client(served).models.retrieve("excerpt:vault")
+    status, raw, _ = exchange(request(f"{served['url']}/v1/models", served["keys"]["alice"]))
+    assert status == 200 and json.loads(raw)["object"] == "list"
+
+
+def test_a_completion_is_the_ask_answer_with_its_citations(served: dict[str, Any]) -> None:
+    reply = client(served).chat.completions.create(
+        model="excerpt:handbook", messages=[user(QUESTION)])
+    expected = ask(served, QUESTION)
+    message = reply.choices[0].message
+    assert reply.object == "chat.completion" and reply.model == "excerpt:handbook"
+    assert reply.choices[0].finish_reason == "stop" and message.role == "assistant"
+    assert message.content is not None and message.content.startswith(expected["answer"])
+    assert "[1]" in message.content and expected["citations"]
+    extra = message.model_extra["excerpt"]  # type: ignore[index]
+    assert extra["citations"] == expected["citations"]
+    assert extra["quotes"] == expected["quotes"] and extra["cautious"] == expected["cautious"]
+    # a front end that shows only the text still shows what each [n] is
+    for c in expected["citations"]:
+        assert f"[{c['n']}] {c['title']} ({c['id']})" in message.content
+    assert reply.usage is not None and reply.usage.completion_tokens > 0
+
+
+def test_a_streamed_completion_carries_the_citations_in_its_final_chunk(
+        served: dict[str, Any]) -> None:
+    chunks = list(client(served).chat.completions.create(
+        model="excerpt:handbook", messages=[user(QUESTION)], stream=True))
+    expected = ask(served, QUESTION)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert text.startswith(expected["answer"]) and "[1]" in text
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert len({c.id for c in chunks}) == 1
+    last = chunks[-1]
+    assert last.choices[0].finish_reason == "stop"
+    extra = last.choices[0].delta.model_extra["excerpt"]  # type: ignore[index]
+    assert extra["citations"] == expected["citations"] and extra["quotes"] == expected["quotes"]
+    assert all(c.choices[0].finish_reason is None for c in chunks[:-1])
+    body = {"model": "excerpt:handbook", "messages": [user(QUESTION)], "stream": True}
+    status, raw, headers = exchange(request(f"{served['url']}/v1/chat/completions",
+                                            served["keys"]["alice"], body))
+    assert status == 200 and headers["content-type"].startswith("text/event-stream")
+    assert raw.decode().rstrip().endswith("data: [DONE]")
+
+
+def test_a_follow_up_is_resolved_from_the_earlier_messages(served: dict[str, Any]) -> None:
+    first = client(served).chat.completions.create(
+        model="excerpt:handbook", messages=[user(QUESTION)])
+    follow = client(served).chat.completions.create(
+        model="excerpt:handbook",
+        messages=[{"role": "system", "content": "Answer from the handbook."}, user(QUESTION),
+                  {"role": "assistant", "content": first.choices[0].message.content},
+                  user("Can it be half written?")])
+    extra = follow.choices[0].message.model_extra["excerpt"]  # type: ignore[index]
+    assert extra["resolution"] == "pronoun" and extra["asked"] == "Can it be half written?"
+    resolved = extra["resolved_question"]
+    assert resolved.startswith("Can snapshots") and " it " not in resolved
+    assert extra["citations"] == ask(served, resolved)["citations"]
+    alone = client(served).chat.completions.create(
+        model="excerpt:handbook", messages=[user("Can it be half written?")])
+    assert alone.choices[0].message.model_extra["excerpt"]["resolution"] is None  # type: ignore
+
+
+def test_who_killed_him_is_asked_about_the_hero_named_before(served: dict[str, Any]) -> None:
+    if not served["books"]:
+        pytest.skip("the Iliad (shared data books/) is not there")
+    reply = client(served).chat.completions.create(
+        model="excerpt:books",
+        messages=[user("Who is Patroclus?"), {"role": "assistant", "content": "A Greek."},
+                  user("And who killed him?")], stream=True)
+    chunks = list(reply)
+    extra = chunks[-1].choices[0].delta.model_extra["excerpt"]  # type: ignore[index]
+    assert extra["resolved_question"] == "And who killed Patroclus?"
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert "Hector kills him" in text  # Book XVI's argument: "... and Hector kills him"
+    assert extra["citations"] == ask(served, "And who killed Patroclus?", "books")["citations"]
+
+
+def test_no_key_a_wrong_key_or_a_revoked_one_is_401_in_openai_shape(
+        served: dict[str, Any]) -> None:
+    for key in ("exk_wrong", served["keys"]["eve"]):
+        with pytest.raises(openai.AuthenticationError):
+            client(served, key=key).chat.completions.create(
+                model="excerpt:handbook", messages=[user(QUESTION)])
+        with pytest.raises(openai.AuthenticationError):
+            client(served, key=key).models.list()
+    for key in (None, "exk_wrong"):
+        status, body = call(f"{served['url']}/v1/chat/completions", key,
+                            {"model": "excerpt:handbook", "messages": [user(QUESTION)]})
+        assert status == 401
+        assert set(body["error"]) == {"message", "type", "param", "code"}
+        assert body["error"]["code"] == "invalid_api_key"
+
+
+def test_an_unknown_model_and_one_the_key_may_not_read_are_the_same_404(
+        served: dict[str, Any]) -> None:
+    answers = {}
+    for model in ("excerpt:nope", "excerpt:vault", "gpt-4o"):
+        with pytest.raises(openai.NotFoundError):
+            client(served).chat.completions.create(model=model, messages=[user("Who?")])
+        status, body = call(f"{served['url']}/v1/chat/completions", served["keys"]["alice"],
+                            {"model": model, "messages": [user("Who?")], "stream": True})
+        assert status == 404
+        answers[model] = json.dumps(body).replace(model, "MODEL")
+    assert len(set(answers.values())) == 1, answers
+    assert json.loads(answers["gpt-4o"])["error"]["code"] == "model_not_found"
+
+
+@pytest.mark.parametrize(("body", "param"), [
+    ({"model": "excerpt:handbook"}, "messages"),
+    ({"model": "excerpt:handbook", "messages": []}, "messages"),
+    ({"model": "excerpt:handbook", "messages": [{"role": "assistant", "content": "Hi"}]},
+     "messages.0.role"),
+    ({"model": "excerpt:handbook", "messages": [user(QUESTION)], "n": 2}, "n"),
+    ({"model": "excerpt:handbook", "messages": [user(QUESTION)],
+      "excerpt": {"mode": "psychic"}}, "excerpt.mode"),
+    ({"model": "excerpt:handbook", "messages": [user(QUESTION)],
+      "excerpt": {"snapshots": "x"}}, "excerpt.snapshots"),
+    ({"model": "excerpt:handbook", "messages": [
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+     "messages.0.content"),
+    ({"model": "excerpt:handbook", "messages": [user("snap\x00shots")]}, None),
+])
+def test_a_bad_body_is_400_in_openai_shape(served: dict[str, Any], body: dict[str, Any],
+                                           param: str | None) -> None:
+    status, answer = call(f"{served['url']}/v1/chat/completions", served["keys"]["alice"], body)
+    assert status == 400, answer
+    assert answer["error"]["type"] == "invalid_request_error"
+    if param is not None:
+        assert answer["error"]["param"] == param
+
+
+def test_the_excerpt_field_narrows_the_scope_and_never_widens_it(
+        served: dict[str, Any]) -> None:
+    with pytest.raises(openai.PermissionDeniedError):  # all access needs an admin key
+        client(served).chat.completions.create(
+            model="excerpt:handbook", messages=[user(QUESTION)],
+            extra_body={"excerpt": {"all_access": True}})
+    reply = client(served).chat.completions.create(
+        model="excerpt:handbook", messages=[user(QUESTION)],
+        extra_body={"excerpt": {"mode": "bm25", "where": ["section=Atomic imports"]}})
+    cited = reply.choices[0].message.model_extra["excerpt"]["citations"]  # type: ignore[index]
+    assert cited and {c["metadata"]["section"] for c in cited} == {"Atomic imports"}
+    with pytest.raises(openai.NotFoundError):
+        client(served).chat.completions.create(
+            model="excerpt:handbook", messages=[user(QUESTION)],
+            extra_body={"excerpt": {"snapshot": "no-such-snapshot"}})
+
+
+def hidden_seen(reply_text: str, extra: dict[str, Any]) -> bool:
+    """Whether the board's page shows in the text, a quote or a citation (the question
+    itself names the merger, so it is not looked at)."""
+    shown = {key: extra[key] for key in ("citations", "quotes")}
+    ids = {c["id"] for c in extra["citations"]} | {q["id"] for q in extra["quotes"]}
+    return ("Zephyrine" in reply_text + json.dumps(shown)
+            or any(i.startswith("minutes.md") for i in ids))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_key_never_sees_a_hidden_node_through_chat(served: dict[str, Any],
+                                                     stream: bool) -> None:
+    def chat(name: str, **extra_body: Any) -> tuple[str, dict[str, Any]]:
+        made = client(served, name).chat.completions.create(
+            model="excerpt:handbook", messages=[user(HIDDEN_QUESTION)], stream=stream,
+            extra_body={"excerpt": extra_body} if extra_body else None)
+        if not stream:
+            message = made.choices[0].message  # type: ignore[union-attr]
+            return message.content or "", message.model_extra["excerpt"]  # type: ignore
+        chunks = list(made)  # type: ignore[arg-type]
+        text = "".join(c.choices[0].delta.content or "" for c in chunks)
+        return text, chunks[-1].choices[0].delta.model_extra["excerpt"]  # type: ignore
+
+    assert hidden_seen(*chat("bob"))  # the question reaches the page for who may read it
+    assert not hidden_seen(*chat("alice"))
+    assert not hidden_seen(*chat("alice", acl_tag=["board"], clearance=["secret"]))
+    assert not hidden_seen(*chat("bob", acl_tag=[]))  # bob narrowed to public nodes
+    with pytest.raises(openai.NotFoundError):  # only hidden nodes: no such model for alice
+        chat_vault = client(served).chat.completions.create(
+            model="excerpt:vault", messages=[user(HIDDEN_QUESTION)], stream=stream)
+        list(chat_vault) if stream else None  # type: ignore[call-overload]
