@@ -20,8 +20,10 @@ from excerpt.types import SEARCH_MODES, Filters
 
 @cli.command()
 @click.argument("question")
-@click.option("--collection", default="default", show_default=True)
-@click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True)
+@click.option("--collection", default="default", show_default=True,
+              help="The collection to answer from.")
+@click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True,
+              help="How passages are found: bm25, semantic or hybrid (both, fused).")
 @click.option("--snapshot", "snapshot_id", default=None, help="Read this snapshot only.")
 @click.option("--snapshot-set", default=None, help="Read the snapshots of this set.")
 @click.option("--where", "where", multiple=True, metavar="KEY=VALUE",
@@ -108,6 +110,35 @@ def _rdf(recorder: Any, fmt: str) -> str:
     return text
 
 
+def provenance_lines(events: list[dict[str, Any]]) -> list[str]:
+    """The PROV-O events of ``--explain`` as text a person reads: per stage, what it recorded
+    (the query, concepts, candidates as ``#rank snapshot/node (score)``, the cited nodes),
+    without the RDF types and the links between stages."""
+    props: dict[str, dict[str, list[Any]]] = {}
+    for event in events:
+        for subject, predicate, obj in event["triples"]:
+            if not predicate.endswith(("#type", "wasGeneratedBy", "wasDerivedFrom")):
+                name = predicate.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+                props.setdefault(subject, {}).setdefault(name, []).append(obj)
+
+    def show(value: Any) -> str:
+        about = props.get(value, {}) if isinstance(value, str) else {}
+        if "nodeId" in about:
+            return f"{about.get('snapshotId', ['?'])[0]}/{about['nodeId'][0]}"
+        if "node" in about:
+            return (f"#{about.get('rank', ['?'])[0]} {show(about['node'][0])} "
+                    f"(score {about.get('score', ['?'])[0]})")
+        return str(value)
+
+    lines = ["provenance:"]
+    for event in events:
+        lines.append(f"  {event['stage']}:")
+        for name, values in props.get(event["id"], {}).items():
+            if name != "answer":  # printed above
+                lines += [f"    {name}: {show(v)}" for v in values]
+    return lines
+
+
 def _human(payload: dict[str, Any]) -> None:
     if payload.get("resolution"):
         click.echo(f"(asked as: {payload['resolved_question']})", err=True)
@@ -120,6 +151,9 @@ def _human(payload: dict[str, Any]) -> None:
     if payload.get("provenance_rdf"):
         click.echo("")
         click.echo(payload["provenance_rdf"])
+    elif payload.get("provenance"):
+        click.echo("")
+        click.echo("\n".join(provenance_lines(payload["provenance"])))
     timings = payload["timings_ms"]
     click.echo(f"({'cautious, ' if payload['cautious'] else ''}"
                f"{timings.get('total', 0.0):.0f} ms)", err=True)

@@ -29,7 +29,8 @@ direction_option = click.option(
 
 @cli.command()
 @click.argument("seeds", nargs=-1, required=True)
-@click.option("--collection", default="default", show_default=True)
+@click.option("--collection", default="default", show_default=True,
+              help="The collection of the seeds.")
 @click.option("--snapshot", "snapshot_id", default=None, help="Expand in this snapshot only.")
 @click.option("--snapshot-set", default=None, help="Expand in the snapshots of this set.")
 @click.option("--max-depth", type=click.IntRange(min=0), default=None,
@@ -72,7 +73,8 @@ def graph(ctx: click.Context, seeds: tuple[str, ...], collection: str, snapshot_
 @click.option("--seed", "seeds", multiple=True, metavar="ID", help="A seed node (repeatable).")
 @click.option("--graph", "graph_ids", multiple=True, metavar="ID",
               help="A node reached by graph expansion (repeatable).")
-@click.option("--collection", default="default", show_default=True)
+@click.option("--collection", default="default", show_default=True,
+              help="The collection of the nodes.")
 @click.option("--snapshot", "snapshot_id", default=None, help="Read this snapshot only.")
 @click.option("--snapshot-set", default=None, help="Read the snapshots of this set.")
 @click.option("--budget-tokens", type=click.IntRange(min=0), default=None,

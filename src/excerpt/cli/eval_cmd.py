@@ -53,7 +53,9 @@ def eval_group() -> None:
                    "file to ask (tune, heldout, all; default all).")
 @click.option("--collection", default=None,
               help="Default: beir-<folder name>, or the scenario file's 'collection'.")
-@click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True)
+@click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True,
+              help="Retrieval mode; bm25 alone embeds nothing (a BEIR corpus is imported "
+                   "without vectors).")
 @click.option("-k", "k", type=click.IntRange(min=1), default=None,
               help=f"Hits per query. Default: {BEIR_K} for BEIR (Recall@100 needs 100), "
                    "adaptive for scenario files.")
@@ -68,7 +70,7 @@ def eval_group() -> None:
 @click.option("--llm/--no-llm", default=True, show_default=True,
               help="QA files: answer with the LLM EXCERPT_LLM_URL configures, if any (the run "
                    "records which answered).")
-@click.option("--no-progress", is_flag=True)
+@click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @principal_options
 @json_option
 @click.pass_context
@@ -117,8 +119,11 @@ def eval_command(ctx: click.Context, dataset: Path, split: str | None, collectio
                                             report_dir))
     failed = failed_gates(record["summary"], gates)
     human = {"scenarios": _scenario_lines, "qa": qa_lines}.get(kind, _beir_line)(report)
+    stored = (f"run #{report['run_id']} stored (`excerpt eval runs`, `excerpt eval report "
+              f"{report['run_id']} --out DIR`)"
+              + (f"; report: {report['report']}" if report.get("report") else ""))
     emit(ctx, {**report, **({"gates_failed": failed} if gates else {})},
-         lambda: click.echo(human))
+         lambda: click.echo(f"{human}\n{stored}"))
     if failed:
         click.echo("excerpt: below the bar: " + "; ".join(failed), err=True)
         ctx.exit(GATE_FAILED)

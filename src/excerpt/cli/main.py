@@ -17,7 +17,6 @@ from typing import Any, TypeVar, cast
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from excerpt.engine import EMBEDDERS, Engine
 from excerpt.errors import ExcerptError
@@ -150,8 +149,10 @@ def unresolved_summary(unresolved: dict[str, list[str]], shown: int = 3) -> str:
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--collection", default="default", show_default=True)
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@click.option("--collection", default="default", show_default=True,
+              help="The collection the snapshot joins (created on first use).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="How to read PATHS; auto: by file name and content.")
 @click.option("--acl-tag", "acl_tags", multiple=True, metavar="T",
               help="ACL tag put on every node (repeatable).")
 @click.option("--classification", "labels", multiple=True, metavar="L",
@@ -226,35 +227,11 @@ def diff(ctx: click.Context, before: str, after: str, exact_whitespace: bool,
     emit(ctx, payload, human)
 
 
-@cli.command()
-@click.option("--collection", default=None, help="Only this collection.")
-@principal_options
-@json_option
-@click.pass_context
-@handles_errors
-def snapshots(ctx: click.Context, collection: str | None, acl_tags: tuple[str, ...],
-              clearances: tuple[str, ...], all_access: bool) -> None:
-    """List the snapshots and snapshot sets the caller may see (a snapshot when it may see one
-    of its nodes, counting only those; anonymous by default)."""
-    principal = make_principal(acl_tags, clearances, all_access)
-    payload = ctx.obj["engine"].snapshots(collection, principal)
-
-    def human() -> None:
-        table = Table("snapshot", "collection", "source", "nodes", "name", "created")
-        for s in payload["snapshots"]:
-            table.add_row(s["snapshot_id"], s["collection"], s["source"][-40:], str(s["nodes"]),
-                          s["name"] or "", s["created_at"])
-        Console().print(table)
-        for st in payload["sets"]:
-            click.echo(f"set {st['name']}: {', '.join(st['snapshot_ids'])}")
-
-    emit(ctx, payload, human)
-
-
 @cli.command("snapshot-set")
 @click.argument("name")
 @click.argument("snapshot_ids", nargs=-1, required=True)
-@click.option("--collection", default="default", show_default=True)
+@click.option("--collection", default="default", show_default=True,
+              help="The collection of the snapshots.")
 @json_option
 @click.pass_context
 @handles_errors
@@ -274,8 +251,10 @@ def parse_metadata(pairs: tuple[str, ...]) -> dict[str, Any]:
 
 @cli.command()
 @click.argument("query")
-@click.option("--collection", default="default", show_default=True)
-@click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True)
+@click.option("--collection", default="default", show_default=True,
+              help="The collection to search.")
+@click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True,
+              help="bm25: words; semantic: embeddings; hybrid: both, fused.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=None,
               help="How many hits (default 10).")
 @click.option("--snapshot", "snapshot_id", default=None, help="Search this snapshot only.")
@@ -319,7 +298,16 @@ def main() -> None:
 
 # The other command modules add themselves to `cli` when imported; importing them here means
 # whoever imports `cli` gets every command.
-from excerpt.cli import ask_cmd, code_cmd, eval_cmd, memory_cmd, pg_cmd, serve_cmd  # noqa: E402, F401
+from excerpt.cli import (  # noqa: E402, F401
+    ask_cmd,
+    catalogue_cmd,
+    code_cmd,
+    eval_cmd,
+    mcp_cmd,
+    memory_cmd,
+    pg_cmd,
+    serve_cmd,
+)
 
 if __name__ == "__main__":
     main()

@@ -38,6 +38,26 @@ class _ConversationGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
+class _ConversationCommand(click.Command):
+    """A verb on one conversation: its usage and help name the CONVERSATION that comes
+    before the verb (``excerpt memory CONVERSATION add ...``)."""
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        group = ctx.parent.command_path if ctx.parent else "excerpt memory"
+        formatter.write_usage(f"{group} CONVERSATION {ctx.info_name}",
+                              " ".join(self.collect_usage_pieces(ctx)))
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text("CONVERSATION: the conversation's name, any word that is not "
+                                 "a verb of `excerpt memory`; given before the verb.")
+
+
+_ConversationGroup.command_class = _ConversationCommand
+
+
 @cli.group(cls=_ConversationGroup)
 @click.option("--daemon", default=None, metavar="URL",
               help="Talk to a running memory daemon (e.g. http://127.0.0.1:8765).")
@@ -94,8 +114,10 @@ speaker_option = click.option("--speaker", type=click.Choice(SPEAKERS), default=
 
 
 @memory.command()
-@click.option("--speaker", type=click.Choice(SPEAKERS), required=True)
-@click.option("--turn", type=click.IntRange(min=0), required=True)
+@click.option("--speaker", type=click.Choice(SPEAKERS), required=True,
+              help="Who said TEXT.")
+@click.option("--turn", type=click.IntRange(min=0), required=True,
+              help="The number of the turn TEXT belongs to.")
 @click.argument("text")
 @json_option
 @click.pass_context
@@ -128,7 +150,8 @@ def last(ctx: click.Context, n: int, speaker: str | None) -> None:
 
 @memory.command()
 @click.argument("query")
-@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="How many utterances.")
 @speaker_option
 @json_option
 @click.pass_context
@@ -139,7 +162,8 @@ def search(ctx: click.Context, query: str, k: int, speaker: str | None) -> None:
 
 
 @memory.command()
-@click.option("--token-limit", type=click.IntRange(min=1), default=None)
+@click.option("--token-limit", type=click.IntRange(min=1), default=None,
+              help="Cut the summary to this many tokens (default: the whole summary).")
 @json_option
 @click.pass_context
 @handles_errors
@@ -168,9 +192,12 @@ def stats(ctx: click.Context) -> None:
 
 
 @memory.command()
-@click.option("--buffer-size", type=click.IntRange(min=1), default=None)
-@click.option("--max-tokens", type=click.IntRange(min=1), default=None)
-@click.option("--summary-token-limit", type=click.IntRange(min=1), default=None)
+@click.option("--buffer-size", type=click.IntRange(min=1), default=None,
+              help="Utterances kept before the oldest are evicted into the summary.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None,
+              help="Tokens kept before the oldest utterances are evicted.")
+@click.option("--summary-token-limit", type=click.IntRange(min=1), default=None,
+              help="Tokens the running summary may hold.")
 @json_option
 @click.pass_context
 @handles_errors
@@ -181,9 +208,11 @@ def config(ctx: click.Context, buffer_size: int | None, max_tokens: int | None,
                          "summary_token_limit": summary_token_limit})
 
 
-@memory.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True)
+@memory.command(cls=click.Command)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on.")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
+              help="The port to listen on.")
 @click.option("--backend", type=click.Choice(["durable", "in-memory"]), default="durable",
               show_default=True, help="durable: memory.db in --home; in-memory: lost on exit.")
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",

@@ -25,9 +25,12 @@ def keys() -> None:
 
 @keys.command("add")
 @click.argument("name")
-@click.option("--acl-tag", "acl_tags", multiple=True, metavar="T")
-@click.option("--clearance", "clearances", multiple=True, metavar="L")
-@click.option("--role", type=click.Choice(ROLES), default="reader", show_default=True)
+@click.option("--acl-tag", "acl_tags", multiple=True, metavar="T",
+              help="A group the key's principal belongs to (repeatable).")
+@click.option("--clearance", "clearances", multiple=True, metavar="L",
+              help="A classification label the key's principal may read (repeatable).")
+@click.option("--role", type=click.Choice(ROLES), default="reader", show_default=True,
+              help="reader: read; ingester: also import; admin: also ask for all access.")
 @keys_option
 @json_option
 @click.pass_context
@@ -56,8 +59,10 @@ def keys_revoke(ctx: click.Context, name: str, keys_file: Path | None) -> None:
 
 
 @cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=click.IntRange(min=0, max=65535), default=8080, show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on.")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8080, show_default=True,
+              help="The port to listen on.")
 @click.option("--ingest-root", "ingest_roots", multiple=True,
               type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A folder admin keys may ingest server-side paths from (repeatable).")

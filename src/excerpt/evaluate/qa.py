@@ -261,7 +261,9 @@ def evaluate_qa(engine: Engine, file: QAFile, collection: str | None = None,
     if not name:
         raise InputError("no collection: give --collection or 'collection:' in the file")
     if name not in engine.store.collections():
-        raise InputError(f"collection {name!r} does not exist; ingest the corpus into it first")
+        hint = engine.catalogue.suggestion(name, principal)  # only names it may see
+        raise InputError(f"collection {name!r} does not exist"
+                         f"{hint or '; ingest the corpus into it first'}")
     questions = select(file.questions, split)
     if not questions:
         raise InputError(f"{file.path}: no questions in split {split!r}")

@@ -18,11 +18,12 @@ def ensure_ingested(engine: Engine, corpus: Path, collection: str, embedder: str
                     progress: Callable[[str, int, int], None] | None = None) -> str:
     """The snapshot holding the corpus: one the collection's default view already holds with
     the same content (the hash of corpus.jsonl, named on the snapshot; wherever the file lay
-    when it was ingested), else a new import of it."""
+    when it was ingested; with vectors unless ``embedder`` is "none"), else a new import of
+    it."""
     fingerprint = corpus_fingerprint(corpus)
     if collection in engine.store.collections():
         for snap in engine.store.latest_snapshots(collection):
-            if snap.name == fingerprint:
+            if snap.name == fingerprint and (embedder == "none" or snap.embed_model):
                 return snap.snapshot_id
     kwargs: dict[str, Any] = {"progress": progress} if progress else {}
     result = engine.ingest([corpus], collection=collection, fmt="beir",
@@ -55,7 +56,8 @@ def evaluate(engine: Engine, folder: Path, split: str = "test", collection: str 
     principal = principal or Principal.anonymous()
     data = load_beir_dataset(folder, split)
     collection = collection or f"beir-{Path(folder).resolve().name}"
-    snapshot_id = ensure_ingested(engine, data.corpus, collection, progress=progress)
+    embedder = "none" if mode == "bm25" else "auto"  # BM25 alone needs no vectors
+    snapshot_id = ensure_ingested(engine, data.corpus, collection, embedder, progress)
     filters = corpus_view(engine, collection, snapshot_id, principal)
     run: dict[str, dict[str, float]] = {}
     rows: list[dict[str, Any]] = []

@@ -204,7 +204,9 @@ def evaluate_scenarios(engine: Engine, file: ScenarioFile, collection: str | Non
     if not name:
         raise InputError("no collection: give --collection or 'collection:' in the file")
     if name not in engine.store.collections():
-        raise InputError(f"collection {name!r} does not exist; ingest the book into it first")
+        hint = engine.catalogue.suggestion(name, principal)  # only names it may see
+        raise InputError(f"collection {name!r} does not exist"
+                         f"{hint or '; ingest the book into it first'}")
     similarity = _cosine(judge or default_judge(file.scenarios))
     rows = []
     for i, scenario in enumerate(file.scenarios):

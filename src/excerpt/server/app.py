@@ -38,6 +38,7 @@ from excerpt.errors import (
     NotFoundError,
 )
 from excerpt.ingest import FORMATS
+from excerpt.mcp.http import mount as mount_mcp
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
 from excerpt.server import chat
@@ -80,6 +81,7 @@ def create_app(engine: Engine, keys: KeyRing,
     uploads = Uploads(engine.home / "uploads")
     uploads.clean_stale()  # copies left by a server killed mid-upload
     app.state.streams = StreamWork()
+    mount_mcp(app, engine, keys, memory_store)  # /mcp: MCP over Streamable HTTP
 
     @app.exception_handler(ExcerptError)
     def excerpt_error(_: Request, exc: ExcerptError) -> JSONResponse:

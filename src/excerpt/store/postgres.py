@@ -27,6 +27,7 @@ import numpy.typing as npt
 from excerpt.errors import DependencyError, InputError, StoreError
 from excerpt.store._records import RecordQueries
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
+from excerpt.store.deletion import delete_statements
 from excerpt.store.segment import Segment
 
 if TYPE_CHECKING:
@@ -213,6 +214,16 @@ class PostgresStore(RecordQueries):
                 cur.executemany("INSERT INTO snapshot_set_members VALUES (%s, %s, %s, %s)",
                                 [(collection, name, i, sid)
                                  for i, sid in enumerate(members)])
+
+    def delete_snapshots(self, collection: str, snapshot_ids: Sequence[str],
+                         drop_collection: bool = False) -> None:
+        """Delete snapshots of ``collection`` (and the collection) in one transaction
+        (store/deletion.py)."""
+        tables = ("node_vectors", "postings", "edges", "nodes", "documents")
+        with self._conn() as conn, conn.transaction():
+            for sql, args in delete_statements(collection, snapshot_ids, tables,
+                                               drop_collection):
+                conn.execute(sql.replace("?", "%s"), args)
 
     # -- content --------------------------------------------------------------------------------
 

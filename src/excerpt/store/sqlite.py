@@ -26,6 +26,7 @@ import psutil
 from excerpt.errors import InputError, NotFoundError, StoreError
 from excerpt.store._records import RecordQueries
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
+from excerpt.store.deletion import delete_statements
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
 
@@ -245,6 +246,21 @@ class SQLiteStore(RecordQueries):
                 "INSERT INTO snapshot_set_members VALUES (?, ?, ?, ?)",
                 [(collection, name, i, sid) for i, sid in enumerate(members)],
             )
+
+    def delete_snapshots(self, collection: str, snapshot_ids: Sequence[str],
+                         drop_collection: bool = False) -> None:
+        """Delete snapshots of ``collection`` (and the collection) in one transaction, then
+        their segment folders (store/deletion.py)."""
+        folders = [self.segments_dir / row[0] for sid in snapshot_ids
+                   for row in self._select("SELECT segment FROM snapshots WHERE id = ?", (sid,))]
+        with self._transaction() as conn:
+            for sql, args in delete_statements(collection, snapshot_ids,
+                                               ("edges", "nodes", "documents"), drop_collection):
+                conn.execute(sql, args)
+        for sid in snapshot_ids:
+            self._segments.pop(sid, None)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
 
     # -- content --------------------------------------------------------------------------------
 

@@ -1,0 +1,299 @@
+"""The MCP server object: excerpt's tools and node resources on the official SDK's
+``MCPServer``, for any transport (stdio, Streamable HTTP, in memory).
+
+Each tool has a JSON schema for its arguments (the names of the CLI options and HTTP bodies),
+a description an agent can act on, and an ``outputSchema`` (:mod:`excerpt.mcp.models`); its
+structured result is the CLI's JSON, its text content the same JSON. A refused call
+(:class:`excerpt.errors.ExcerptError`, or rights it does not have) is an MCP tool error
+(``isError``) whose text is the CLI's one-line message and whose structured content is the
+service's ``{"error", "kind"}``; with ``private_errors`` (HTTP) a store failure answers
+"internal error" and its message, which may name server paths, goes to the log only.
+
+Who calls is decided by ``rights_of(ctx)``, never by the arguments: a fixed
+:class:`excerpt.mcp.tools.Rights` on stdio, the request's bearer key over HTTP
+(:mod:`excerpt.mcp.http`). The engine is synchronous: each call runs in a worker thread.
+"""
+
+import json
+import logging
+from collections.abc import Callable
+from functools import partial
+from importlib.metadata import version
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.resources import ResourceSecurity
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from excerpt.engine import Engine
+from excerpt.errors import ExcerptError, NotFoundError
+from excerpt.mcp import models
+from excerpt.mcp.tools import Rights, Scope, Tools
+from excerpt.memory.store import MemoryStore
+from excerpt.server.errors import answer as service_answer
+
+RightsOf = Callable[[Context], Rights]
+RESOURCE = "excerpt://{collection}/{+node_id}"
+"""Node texts as resources: ``excerpt://books/pg174:ch01:0003`` (ids may hold ``/``)."""
+_log = logging.getLogger(__name__)
+
+# The arguments every tool names alike (the CLI's options, the HTTP bodies' fields).
+Collection = Annotated[str, Field(description="the collection to read (see list_collections)")]
+Snapshot = Annotated[str | None, Field(description="read this snapshot only (list_snapshots)")]
+SnapshotSet = Annotated[str | None, Field(description="read the snapshots of this named set")]
+Where = Annotated[list[str] | None, Field(
+    description="metadata equality filters, KEY=VALUE (VALUE parsed as JSON when it can be), "
+                "e.g. book=Iliad")]
+AclTag = Annotated[list[str] | None, Field(
+    description="narrow the caller's groups to these (never widens the caller's rights)")]
+Clearance = Annotated[list[str] | None, Field(
+    description="narrow the caller's classification labels to these (never widens)")]
+AllAccess = Annotated[bool, Field(description="see everything: admin keys (HTTP) or "
+                                              "`excerpt mcp --all-access` only")]
+Mode = Annotated[Literal["bm25", "semantic", "hybrid"], Field(
+    description="bm25 (words), semantic (embeddings) or hybrid (both, fused)")]
+K = Annotated[int | None, Field(ge=1, le=100, description="how many hits (default: adaptive)")]
+Rerank = Annotated[str | None, Field(
+    description="reranker: features, late-interaction, cross-encoder:PATH, or none "
+                "(default: the server's setting reranker)")]
+Ids = Annotated[list[str], Field(min_length=1, max_length=100, description="node ids")]
+Direction = Annotated[Literal["out", "in", "both"], Field(
+    description="follow edges out of the seeds (what they cite, call, read), into them "
+                "(what cites or calls them) or both")]
+MaxDepth = Annotated[int | None, Field(ge=0, le=10, description="hops at most (default: "
+                                                                "setting graph_max_depth)")]
+MaxNodes = Annotated[int | None, Field(ge=1, le=10_000, description="nodes at most (default: "
+                                                                    "setting graph_max_nodes)")]
+Allow = Annotated[list[str] | None, Field(description="edge relations to follow (default: "
+                                                      "setting graph_edge_allowlist)")]
+Conversation = Annotated[str, Field(min_length=1, max_length=200, description=(
+    "the conversation's name; over HTTP a key reads and writes only its own conversations"))]
+Speaker = Annotated[str | None, Field(description="only utterances of user, assistant or system")]
+
+_READS = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None = None,
+                 private_errors: bool = False) -> MCPServer:
+    """The MCP server over ``engine``; ``rights_of`` says who calls, ``memory`` is the process's
+    conversation store (None: the engine's, opened on first use)."""
+    tools = Tools(engine, memory)
+    server: MCPServer = MCPServer(
+        "excerpt", version=version("excerpt"),
+        instructions="excerpt is a grounded retrieval engine over books, regulations and "
+                     "code. search finds passages; ask answers with quotes and [n] citations "
+                     "(check 'cautious'); graph and context follow citations and code "
+                     "dependencies; get_nodes and the resources excerpt://COLLECTION/NODE_ID "
+                     "give whole node texts. Everything is within the caller's access rights.",
+        log_level="WARNING")
+
+    async def run(ctx: Context, op: Callable[..., dict[str, Any]], *args: Any,
+                  **kwargs: Any) -> CallToolResult:
+        try:
+            rights = rights_of(ctx)
+            payload = await anyio.to_thread.run_sync(partial(op, rights, *args, **kwargs))
+        except (ExcerptError, PermissionError) as exc:
+            return refused(exc, private_errors)
+        text = json.dumps(payload, ensure_ascii=False)
+        return CallToolResult(content=[TextContent(type="text", text=text)],
+                              structured_content=payload)
+
+    def scope(collection: str, snapshot: str | None, snapshot_set: str | None,
+              where: list[str] | None, acl_tag: list[str] | None, clearance: list[str] | None,
+              all_access: bool) -> Scope:
+        return Scope(collection, snapshot, snapshot_set, tuple(where or ()), acl_tag,
+                     clearance, all_access)
+
+    @server.tool(annotations=_READS)
+    async def search(ctx: Context, query: Annotated[str, Field(min_length=1, max_length=2000)],
+                     collection: Collection = "default", mode: Mode = "hybrid", k: K = None,
+                     snapshot: Snapshot = None, snapshot_set: SnapshotSet = None,
+                     where: Where = None, rerank: Rerank = None, acl_tag: AclTag = None,
+                     clearance: Clearance = None, all_access: AllAccess = False
+                     ) -> Annotated[CallToolResult, models.SearchOutput]:
+        """Search a collection for passages (whole node texts, best first) within the caller's
+        access rights: the same hits as `excerpt search` and GET /v1/search."""
+        where_scope = scope(collection, snapshot, snapshot_set, where, acl_tag, clearance,
+                            all_access)
+        return await run(ctx, tools.search, where_scope, query, mode, k, rerank)
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))
+    async def ask(ctx: Context, question: Annotated[str, Field(min_length=1, max_length=2000)],
+                  collection: Collection = "default", mode: Mode = "hybrid",
+                  snapshot: Snapshot = None, snapshot_set: SnapshotSet = None,
+                  where: Where = None,
+                  doc_limit: Annotated[int | None, Field(ge=1, le=100, description=(
+                      "passages that reach composition (default: setting ask_doc_limit)"))]
+                  = None,
+                  fetch_limit: Annotated[int | None, Field(ge=1, le=300, description=(
+                      "with a reranker: candidates retrieved before it narrows them"))] = None,
+                  max_quotes: Annotated[int | None, Field(ge=1, le=20, description=(
+                      "quotes listed at most (default: setting ask_max_quotes)"))] = None,
+                  rerank: Rerank = None,
+                  mmr: Annotated[bool, Field(description="diversify the passages (MMR)")]
+                  = False,
+                  conversation: Annotated[str | None, Field(
+                      min_length=1, max_length=200, description=(
+                          "ask inside this conversation: a follow-up is resolved from its "
+                          "recent turns, and the question and answer are recorded"))] = None,
+                  acl_tag: AclTag = None, clearance: Clearance = None,
+                  all_access: AllAccess = False) -> Annotated[CallToolResult, models.AskOutput]:
+        """Answer a question from the collection: an answer whose every sentence is quoted
+        from the sources and cites them as [n], the quotes, the citations (book, chapter,
+        article, file) and 'cautious' (true: the sources barely cover the question). Options
+        not given come from the server's settings, as `excerpt ask` and POST /v1/ask."""
+        where_scope = scope(collection, snapshot, snapshot_set, where, acl_tag, clearance,
+                            all_access)
+        return await run(ctx, tools.ask, where_scope, question, mode, doc_limit, fetch_limit,
+                         max_quotes, rerank, mmr, conversation)
+
+    @server.tool(annotations=_READS)
+    async def graph(ctx: Context, seeds: Ids, collection: Collection = "default",
+                    direction: Direction = "out", max_depth: MaxDepth = None,
+                    max_nodes: MaxNodes = None, allow: Allow = None,
+                    snapshot: Snapshot = None, snapshot_set: SnapshotSet = None,
+                    acl_tag: AclTag = None, clearance: Clearance = None,
+                    all_access: AllAccess = False
+                    ) -> Annotated[CallToolResult, models.GraphOutput]:
+        """The nodes and edges reached from seed ids along allow-listed relations (citations
+        of articles, code calls and table reads and writes), only through nodes the caller
+        may see: `excerpt graph`."""
+        where_scope = scope(collection, snapshot, snapshot_set, None, acl_tag, clearance,
+                            all_access)
+        return await run(ctx, tools.graph, where_scope, seeds, max_depth, max_nodes,
+                         allow or (), direction)
+
+    @server.tool(annotations=_READS)
+    async def context(ctx: Context, collection: Collection = "default",
+                      query: Annotated[str | None, Field(min_length=1, max_length=2000,
+                                                         description=(
+                          "search this, expand the hits along the graph, pack them"))] = None,
+                      seeds: Annotated[list[str] | None, Field(
+                          max_length=100, description="node ids packed first")] = None,
+                      graph: Annotated[list[str] | None, Field(
+                          max_length=10_000, description="node ids packed after the seeds")]
+                      = None,
+                      budget_tokens: Annotated[int | None, Field(ge=1, le=1_000_000,
+                                                                 description=(
+                          "token budget (default: setting context_budget_tokens)"))] = None,
+                      max_chars: Annotated[int | None, Field(ge=0, le=10_000_000)] = None,
+                      prioritization: Annotated[
+                          Literal["seed_first", "graph_first", "balanced"] | None,
+                          Field(description="order offered to the budget")] = None,
+                      mode: Mode = "hybrid", k: K = None, direction: Direction = "out",
+                      max_depth: MaxDepth = None, max_nodes: MaxNodes = None,
+                      allow: Allow = None, snapshot: Snapshot = None,
+                      snapshot_set: SnapshotSet = None, acl_tag: AclTag = None,
+                      clearance: Clearance = None, all_access: AllAccess = False
+                      ) -> Annotated[CallToolResult, models.ContextOutput]:
+        """Whole node texts under a token budget, for a prompt: from a query (search, then
+        what the hits cite or call) or from given ids; never a node the caller may not see,
+        never a text cut: `excerpt context`."""
+        where_scope = scope(collection, snapshot, snapshot_set, None, acl_tag, clearance,
+                            all_access)
+        return await run(ctx, tools.context, where_scope, seeds or (), graph or (), query,
+                         mode, k, budget_tokens, max_chars, prioritization, max_depth,
+                         max_nodes, allow or (), direction)
+
+    @server.tool(annotations=_READS)
+    async def get_nodes(ctx: Context, ids: Ids, collection: Collection = "default",
+                        snapshot: Snapshot = None, snapshot_set: SnapshotSet = None,
+                        acl_tag: AclTag = None, clearance: Clearance = None,
+                        all_access: AllAccess = False
+                        ) -> Annotated[CallToolResult, models.NodesOutput]:
+        """The whole texts of nodes by id (e.g. the ids of search hits or citations); ids
+        unknown or not visible to the caller are listed as not found."""
+        where_scope = scope(collection, snapshot, snapshot_set, None, acl_tag, clearance,
+                            all_access)
+        return await run(ctx, tools.get_nodes, where_scope, ids)
+
+    @server.tool(annotations=_READS)
+    async def list_collections(ctx: Context, acl_tag: AclTag = None,
+                               clearance: Clearance = None, all_access: AllAccess = False
+                               ) -> Annotated[CallToolResult, models.CollectionsOutput]:
+        """The collections of which the caller may see a node, with the counts it may see."""
+        return await run(ctx, tools.list_collections, acl_tag, clearance, all_access)
+
+    @server.tool(annotations=_READS)
+    async def list_snapshots(ctx: Context,
+                             collection: Annotated[str | None, Field(
+                                 description="only this collection")] = None,
+                             acl_tag: AclTag = None, clearance: Clearance = None,
+                             all_access: AllAccess = False
+                             ) -> Annotated[CallToolResult, models.SnapshotsOutput]:
+        """The snapshots and snapshot sets the caller may see (a snapshot when it may see one
+        of its nodes, counting only those): `excerpt snapshots`."""
+        return await run(ctx, tools.list_snapshots, collection, acl_tag, clearance,
+                         all_access)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                             open_world_hint=False))
+    async def memory_add(ctx: Context, conversation: Conversation,
+                         speaker: Annotated[Literal["user", "assistant", "system"], Field(
+                             description="who said it")],
+                         turn: Annotated[int, Field(ge=0, description="the turn number")],
+                         text: Annotated[str, Field(min_length=1)]
+                         ) -> Annotated[CallToolResult, models.MemoryOutput]:
+        """Add an utterance to a conversation's memory (created on first use)."""
+        return await run(ctx, tools.memory_add, conversation, speaker, turn, text)
+
+    @server.tool(annotations=_READS)
+    async def memory_read(ctx: Context, conversation: Conversation, speaker: Speaker = None,
+                          last: Annotated[int | None, Field(ge=1, description=(
+                              "only the last N utterances"))] = None
+                          ) -> Annotated[CallToolResult, models.MemoryOutput]:
+        """The utterances of a conversation in its buffer, oldest first."""
+        return await run(ctx, tools.memory_read, conversation, speaker, last)
+
+    @server.tool(annotations=_READS)
+    async def memory_search(ctx: Context, conversation: Conversation,
+                            query: Annotated[str, Field(min_length=1, max_length=2000)],
+                            k: Annotated[int, Field(ge=1, le=100)] = 10,
+                            speaker: Speaker = None
+                            ) -> Annotated[CallToolResult, models.MemoryOutput]:
+        """The utterances of a conversation most relevant to a query, best first."""
+        return await run(ctx, tools.memory_search, conversation, query, k, speaker)
+
+    @server.resource(RESOURCE, name="node", mime_type="text/plain",
+                     description="A node's whole text, as the caller may see it.",
+                     security=ResourceSecurity(reject_path_traversal=False,
+                                               reject_absolute_paths=False))
+    async def node(collection: str, node_id: str, ctx: Context) -> str:
+        try:
+            rights = rights_of(ctx)
+            return await anyio.to_thread.run_sync(tools.node_text, rights, collection, node_id)
+        except NotFoundError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        except (ExcerptError, PermissionError) as exc:
+            raise ResourceError(_message(exc, private_errors)[0]) from None
+
+    server.excerpt_tools = tools  # type: ignore[attr-defined]  # closed with the server
+    return server
+
+
+def _message(exc: Exception, private: bool) -> tuple[str, str]:
+    """The one-line message and kind of a refusal: the CLI's (its first line), or with
+    ``private`` the service's (a store failure's message stays in the log)."""
+    if isinstance(exc, PermissionError):
+        return str(exc), "forbidden"
+    assert isinstance(exc, ExcerptError)
+    if private:
+        _, body = service_answer(exc)
+        return body["error"], body["kind"]
+    text = str(exc)
+    return (text.splitlines()[0] if text else exc.kind), exc.kind
+
+
+def refused(exc: Exception, private: bool = False) -> CallToolResult:
+    """A tool error carrying the CLI's message (text) and ``{"error", "kind"}`` (structured)."""
+    message, kind = _message(exc, private)
+    return CallToolResult(content=[TextContent(type="text", text=message)],
+                          structured_content={"error": message, "kind": kind}, is_error=True)
+
+
+def fixed_rights(rights: Rights) -> RightsOf:
+    """Every call with the same rights (stdio, in memory): the process's principal."""
+    return lambda _ctx: rights

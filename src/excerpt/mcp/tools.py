@@ -1,0 +1,216 @@
+"""What each MCP tool does, as plain synchronous functions over the engine: the caller's
+:class:`Rights`, the tool's arguments, the CLI's JSON back. No MCP type appears here; the
+server (:mod:`excerpt.mcp.server`) describes these as tools and runs them off the event loop.
+
+Rights are the one thing a tool cannot choose: every read goes through
+:meth:`Rights.principal`, which narrows the caller's rights to what the call names and never
+widens them (the rule of ``excerpt serve``'s routes), so a tool sees exactly what
+``/v1/search`` shows the same key or principal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from excerpt.compose.conversation import ask_in_conversation, conversation_json
+from excerpt.engine import Engine
+from excerpt.errors import InputError, NotFoundError
+from excerpt.memory.intents import handle
+from excerpt.memory.store import MemoryStore
+from excerpt.types import Filters, Principal, SearchMode, parse_where
+
+MAX_IDS = 100
+"""Ids one ``get_nodes`` call reads at most (the service's ``MAX_K``)."""
+WHOLE = 10_000_000
+"""A token budget no node reaches: ``get_nodes`` returns whole texts, never cut."""
+
+
+@dataclass(frozen=True)
+class Rights:
+    """Who calls: the most it may see (``ceiling``), whether it may ask for all access, and the
+    prefix of its conversations (an HTTP key's own, ``"NAME/"``; none on stdio, as
+    ``excerpt memory`` names them)."""
+
+    ceiling: Principal
+    may_see_all: bool = False
+    conversations: str = ""
+    refusal: str = "all access needs an admin key"
+
+    def principal(self, acl_tag: Sequence[str] | None = None,
+                  clearance: Sequence[str] | None = None, all_access: bool = False) -> Principal:
+        """The principal of one call: the ceiling narrowed to ``acl_tag`` / ``clearance``
+        when given (never widened); ``all_access`` only when :attr:`may_see_all`."""
+        if all_access:
+            if not self.may_see_all:
+                raise PermissionError(self.refusal)
+            return Principal.admin()
+        if self.ceiling.all_access:  # everything: what the call names is what it gets
+            if acl_tag is None and clearance is None:
+                return self.ceiling
+            return Principal(frozenset(acl_tag or ()), frozenset(clearance or ()))
+        tags, labels = self.ceiling.acl_tags, self.ceiling.clearances
+        if acl_tag is not None:
+            tags = tags & frozenset(acl_tag)
+        if clearance is not None:
+            labels = labels & frozenset(clearance)
+        return Principal(tags, labels)
+
+    def conversation(self, name: str) -> str:
+        if not name.strip():
+            raise InputError("the conversation name is empty")
+        return self.conversations + name
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a call reads and as whom: the scope model of the CLI and the HTTP bodies."""
+
+    collection: str = "default"
+    snapshot: str | None = None
+    snapshot_set: str | None = None
+    where: Sequence[str] = ()
+    acl_tag: Sequence[str] | None = None
+    clearance: Sequence[str] | None = None
+    all_access: bool = False
+
+    def filters(self) -> Filters:
+        try:
+            metadata = parse_where(self.where)
+        except ValueError as exc:
+            raise InputError(f"where: {exc}") from None
+        return Filters(self.collection, self.snapshot, self.snapshot_set, metadata)
+
+    def principal(self, rights: Rights) -> Principal:
+        return rights.principal(self.acl_tag, self.clearance, self.all_access)
+
+
+class Tools:
+    """The operations behind the tools, over one engine and one memory store (the single
+    writer of conversations in this process)."""
+
+    def __init__(self, engine: Engine, memory: MemoryStore | None = None) -> None:
+        self.engine = engine
+        self._memory = memory
+
+    @property
+    def memory(self) -> MemoryStore:
+        if self._memory is None:  # opened on first use: most sessions never touch memory
+            self._memory = MemoryStore(self.engine.memory_backend())
+        return self._memory
+
+    def search(self, rights: Rights, scope: Scope, query: str, mode: SearchMode = "hybrid",
+               k: int | None = None, rerank: str | None = None) -> dict[str, Any]:
+        result = self.engine.search(query, scope.filters(), scope.principal(rights), mode, k,
+                                    reranker=rerank)
+        return result.to_json()
+
+    def ask(self, rights: Rights, scope: Scope, question: str, mode: SearchMode = "hybrid",
+            doc_limit: int | None = None, fetch_limit: int | None = None,
+            max_quotes: int | None = None, rerank: str | None = None, mmr: bool = False,
+            conversation: str | None = None) -> dict[str, Any]:
+        """``excerpt ask`` (extractive; no LLM): options from the settings where not given."""
+        engine = self.engine
+        options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr)
+        filters, principal = scope.filters(), scope.principal(rights)
+
+        def run(text: str) -> Any:
+            return engine.ask(text, filters, principal, mode, options, rerank)
+
+        if conversation is None:
+            return run(question).to_json()  # type: ignore[no-any-return]
+        result, resolution, turn = ask_in_conversation(
+            self.memory, rights.conversation(conversation), question, run)
+        return {**result.to_json(), **conversation_json(conversation, resolution, turn)}
+
+    def graph(self, rights: Rights, scope: Scope, seeds: Sequence[str],
+              max_depth: int | None = None, max_nodes: int | None = None,
+              allow: Sequence[str] = (), direction: str = "out") -> dict[str, Any]:
+        limits = self.engine.graph_limits(max_depth, max_nodes, allow, direction=direction)
+        return self.engine.graph(list(seeds), scope.filters(), scope.principal(rights),
+                                 limits).to_json()
+
+    def context(self, rights: Rights, scope: Scope, seeds: Sequence[str] = (),
+                graph: Sequence[str] = (), query: str | None = None,
+                mode: SearchMode = "hybrid", k: int | None = None,
+                budget_tokens: int | None = None, max_chars: int | None = None,
+                prioritization: str | None = None, max_depth: int | None = None,
+                max_nodes: int | None = None, allow: Sequence[str] = (),
+                direction: str = "out") -> dict[str, Any]:
+        limits = self.engine.graph_limits(max_depth, max_nodes, allow, direction=direction)
+        return self.engine.context(list(seeds), list(graph), scope.filters(),
+                                   scope.principal(rights), budget_tokens, max_chars,
+                                   prioritization, query, mode, k, limits).to_json()
+
+    def get_nodes(self, rights: Rights, scope: Scope, ids: Sequence[str]) -> dict[str, Any]:
+        """Whole texts of ``ids`` as the caller may see them; unknown and hidden ids alike
+        are "not found" (a hidden node's existence is not told)."""
+        if not ids:
+            raise InputError("give at least one node id")
+        if len(ids) > MAX_IDS:
+            raise InputError(f"at most {MAX_IDS} ids at once")
+        packed = self.engine.context(list(ids), (), scope.filters(), scope.principal(rights),
+                                     WHOLE, None, "seed_first").to_json()
+        found = {n["id"] for n in packed["node_texts"]}
+        return {"nodes": [{k: n[k] for k in ("id", "text", "tokens")}
+                          for n in packed["node_texts"]],
+                "not_found": [i for i in dict.fromkeys(ids) if i not in found]}
+
+    def node_text(self, rights: Rights, collection: str, node_id: str) -> str:
+        """The text of the resource ``excerpt://COLLECTION/NODE_ID`` (the caller's rights)."""
+        nodes = self.get_nodes(rights, Scope(collection), [node_id])["nodes"]
+        if not nodes:
+            raise NotFoundError(f"no node {node_id!r} in collection {collection!r}")
+        return str(nodes[0]["text"])
+
+    def list_collections(self, rights: Rights, acl_tag: Sequence[str] | None = None,
+                         clearance: Sequence[str] | None = None,
+                         all_access: bool = False) -> dict[str, Any]:
+        """Collections of which the caller may see a node, with what it may see of them."""
+        listing = self.engine.snapshots(None, rights.principal(acl_tag, clearance, all_access))
+        counts: dict[str, dict[str, Any]] = {}
+        for snap in listing["snapshots"]:
+            entry = counts.setdefault(snap["collection"], {"name": snap["collection"],
+                                                           "snapshots": 0, "documents": 0,
+                                                           "nodes": 0})
+            entry["snapshots"] += 1
+            entry["documents"] += snap["documents"]
+            entry["nodes"] += snap["nodes"]
+        return {"collections": [counts[name] for name in sorted(counts)]}
+
+    def list_snapshots(self, rights: Rights, collection: str | None = None,
+                       acl_tag: Sequence[str] | None = None,
+                       clearance: Sequence[str] | None = None,
+                       all_access: bool = False) -> dict[str, Any]:
+        principal = rights.principal(acl_tag, clearance, all_access)
+        if collection is not None and collection not in self.engine.store.collections():
+            raise NotFoundError(f"no collection {collection!r}")
+        return self.engine.snapshots(collection, principal)
+
+    def memory_add(self, rights: Rights, conversation: str, speaker: str, turn: int,
+                   text: str) -> dict[str, Any]:
+        return self._memory_call(rights, conversation, "add",
+                                 {"speaker": speaker, "turn": turn, "text": text})
+
+    def memory_read(self, rights: Rights, conversation: str, speaker: str | None = None,
+                    last: int | None = None) -> dict[str, Any]:
+        if last is not None:
+            return self._memory_call(rights, conversation, "last",
+                                     {"n": last, "speaker": speaker})
+        return self._memory_call(rights, conversation, "read", {"speaker": speaker})
+
+    def memory_search(self, rights: Rights, conversation: str, query: str, k: int = 10,
+                      speaker: str | None = None) -> dict[str, Any]:
+        return self._memory_call(rights, conversation, "search",
+                                 {"query": query, "k": k, "speaker": speaker})
+
+    def _memory_call(self, rights: Rights, conversation: str, intent: str,
+                     data: dict[str, Any]) -> dict[str, Any]:
+        payload = handle(self.memory, rights.conversation(conversation), intent, data)
+        return {"conversation": conversation, **payload}
+
+    def close(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
