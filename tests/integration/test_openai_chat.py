@@ -134,6 +134,11 @@ def test_a_streamed_completion_carries_the_citations_in_its_final_chunk(
                                             served["keys"]["alice"], body))
     assert status == 200 and headers["content-type"].startswith("text/event-stream")
     assert raw.decode().rstrip().endswith("data: [DONE]")
+    counted = list(client(served).chat.completions.create(
+        model="excerpt:handbook", messages=[user(QUESTION)], stream=True,
+        stream_options={"include_usage": True}))
+    assert counted[-1].choices == [] and counted[-1].usage is not None
+    assert counted[-2].choices[0].finish_reason == "stop"
 
 
 def test_a_follow_up_is_resolved_from_the_earlier_messages(served: dict[str, Any]) -> None:

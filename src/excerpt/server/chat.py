@@ -23,8 +23,9 @@ are in :mod:`excerpt.server.chat_wire`.
 * **Streaming**: a first chunk with the role as soon as the request is accepted, the text in
   chunks of words once the ask is done (an extractive answer is composed whole), then a final
   chunk with ``finish_reason: "stop"`` whose delta carries the ``excerpt`` field (citations,
-  quotes, cautious), then ``data: [DONE]``. A client that goes away stops the ask at its next
-  pipeline stage, as on ``/v1/ask/stream``.
+  quotes, cautious), then (asked by ``stream_options.include_usage``) a chunk with the usage,
+  then ``data: [DONE]``. A client that goes away stops the ask at its next pipeline stage, as
+  on ``/v1/ask/stream``.
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ class _Ask:
         self.mode = extra.mode
         self.options = engine.ask_options()  # the settings', as every interface
         self.reply = wire.Reply(body.model)
+        self.include_usage = bool((body.stream_options or {}).get("include_usage"))
 
     def run(self, on_stage: Callable[[Any], None] | None) -> AskResult:
         return self.engine.ask(self.resolution.resolved, self.filters, self.principal,
@@ -152,6 +154,8 @@ async def _chunks(ask: _Ask) -> AsyncIterator[str]:
     for piece in wire.pieces(wire.content(result)):
         yield ask.reply.chunk({"content": piece})
     yield ask.reply.chunk({"excerpt": wire.structured(result, ask.resolution)}, "stop")
+    if ask.include_usage:
+        yield ask.reply.usage_chunk(wire.usage(ask.resolution, result.composed.answer))
     yield wire.data("[DONE]")
 
 

@@ -89,6 +89,7 @@ class ChatBody(_Open):
     messages: list[Message] = Field(..., min_length=1, max_length=MAX_MESSAGES)
     stream: StrictBool | None = False
     n: int | None = Field(None, ge=1, le=1)  # one answer: there is one extractive answer
+    stream_options: dict[str, Any] | None = None  # include_usage: a last chunk with usage
     excerpt: Options = Field(default_factory=Options)
 
     @model_validator(mode="before")
@@ -193,6 +194,10 @@ class Reply:
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
                              "logprobs": None}]}
         return data(body)
+
+    def usage_chunk(self, counted: dict[str, int]) -> str:
+        """The chunk OpenAI sends last when asked (``stream_options.include_usage``)."""
+        return data({**self._head("chat.completion.chunk"), "choices": [], "usage": counted})
 
 
 def data(payload: dict[str, Any] | str) -> str:
