@@ -276,3 +276,37 @@ def test_a_key_never_sees_a_hidden_node_through_chat(served: dict[str, Any],
         chat_vault = client(served).chat.completions.create(
             model="excerpt:vault", messages=[user(HIDDEN_QUESTION)], stream=stream)
         list(chat_vault) if stream else None  # type: ignore[call-overload]
+
+
+def test_chat_answers_with_the_servers_ask_settings(tmp_path: Path,
+                                                    free_port: Callable[[], int]) -> None:
+    """ask_doc_limit, ask_max_quotes and reranker from the settings file, as the CLI reads
+    them: the chat cites and quotes what `excerpt ask` does (nothing hard-coded in chat)."""
+    from click.testing import CliRunner
+
+    from excerpt.cli.main import cli
+
+    home, settings = tmp_path / "home", tmp_path / "settings.yml"
+    settings.write_text("ask_doc_limit: 2\nask_max_quotes: 1\nreranker: features\n", "utf-8")
+    Engine(home).ingest(HANDBOOK, collection="demo", embedder="none")
+    base = ["--home", str(home), "--settings", str(settings)]
+    out = CliRunner().invoke(cli, [*base, "ask", QUESTION, "--collection", "demo", "--json",
+                                   "--no-llm"])
+    assert out.exit_code == 0, out.output
+    by_cli = json.loads(out.output)
+    assert len(by_cli["documents"]) == 2 and len(by_cli["quotes"]) == 1
+    key = add_keys(home, [("alice",)], revoke=())["alice"]
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "excerpt", *base, "serve", "--port",
+                               str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_started(url, server)
+        reply = OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0).chat.completions.create(
+            model="excerpt:demo", messages=[user(QUESTION)])
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+    extra = reply.choices[0].message.model_extra["excerpt"]  # type: ignore[index]
+    assert extra["citations"] == by_cli["citations"] and extra["quotes"] == by_cli["quotes"]
+    assert (reply.choices[0].message.content or "").startswith(by_cli["answer"])
