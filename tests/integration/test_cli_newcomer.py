@@ -174,3 +174,35 @@ def test_explain_without_json_prints_readable_provenance(home: Path) -> None:
     assert "  question:\n    query: How are snapshots published?" in text
     assert "    candidate: #1 books-r1/" in text and "    cites: books-r1/" in text
     assert "http://" not in text and "urn:" not in text
+
+
+def test_deleting_on_postgresql_removes_every_row_of_the_snapshot(pg_url: str,
+                                                                    tmp_path: Path) -> None:
+    """The same commands with --store: the snapshot's nodes, vectors, postings, edges and
+    documents go in one transaction; the collection goes with its last snapshot."""
+    import psycopg
+
+    home = tmp_path / "scratch"
+    first = ok(home, "--store", pg_url, "ingest", str(HANDBOOK), "--collection", "books",
+               "--no-progress")  # embedded: vectors and postings too
+    second = ok(home, "--store", pg_url, "ingest", str(HANDBOOK), "--collection", "books",
+                "--source", "again", "--embedder", "none", "--no-progress")
+    tables = ("documents", "nodes", "node_vectors", "postings", "edges")
+
+    def rows(conn: psycopg.Connection) -> dict[str, int]:
+        return {t: conn.execute(f"SELECT COUNT(*) FROM {t} WHERE snapshot_id = %s",
+                                (first["snapshot_id"],)).fetchone()[0] for t in tables}
+
+    with psycopg.connect(pg_url) as conn:
+        before = rows(conn)
+    assert before["node_vectors"] == 8 and before["postings"] > 0 and before["documents"] == 4
+    assert ok(home, "--store", pg_url, "snapshots", "delete", str(first["snapshot_id"]),
+              "--yes")["nodes"] == 8
+    with psycopg.connect(pg_url) as conn:
+        assert rows(conn) == dict.fromkeys(tables, 0)
+        assert conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 8  # the other one
+    listed = ok(home, "--store", pg_url, "collections")["collections"]
+    assert listed == [{"name": "books", "snapshots": 1, "documents": 4, "nodes": 8}]
+    assert second["snapshot_id"] != first["snapshot_id"]
+    ok(home, "--store", pg_url, "collections", "delete", "books", "--yes")
+    assert ok(home, "--store", pg_url, "collections", "--all-access")["collections"] == []
