@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -310,3 +313,47 @@ def test_chat_answers_with_the_servers_ask_settings(tmp_path: Path,
     extra = reply.choices[0].message.model_extra["excerpt"]  # type: ignore[index]
     assert extra["citations"] == by_cli["citations"] and extra["quotes"] == by_cli["quotes"]
     assert (reply.choices[0].message.content or "").startswith(by_cli["answer"])
+
+
+def test_an_ask_that_fails_is_a_400_or_an_error_line_of_the_stream(
+        served: dict[str, Any]) -> None:
+    """The handbook has no vectors: a semantic ask fails inside the engine, before the answer
+    (a 400) or after the stream began (a data line the openai client raises)."""
+    semantic = {"excerpt": {"mode": "semantic"}}
+    with pytest.raises(openai.BadRequestError, match="no embeddings in this view"):
+        client(served).chat.completions.create(model="excerpt:handbook",
+                                               messages=[user(QUESTION)], extra_body=semantic)
+    stream = client(served).chat.completions.create(
+        model="excerpt:handbook", messages=[user(QUESTION)], stream=True, extra_body=semantic)
+    with pytest.raises(openai.APIError, match="no embeddings in this view"):
+        list(stream)
+
+
+def test_a_client_leaving_a_streamed_chat_stops_its_ask(
+        shared_data: Callable[..., Path], tmp_path: Path,
+        serving: Callable[[Any], AbstractContextManager[str]]) -> None:
+    """Late interaction over 300 passages (the server's settings) takes seconds: the client
+    reads the first chunk and leaves; the ask is counted cancelled, never finished."""
+    from excerpt.server.app import create_app
+    from excerpt.server.keys import KeyRing
+    from excerpt.settings import Settings
+
+    home = tmp_path / "home"
+    engine = Engine(home, Settings(reranker="late-interaction", ask_doc_limit=100))
+    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
+                  embedder="none")
+    key = add_keys(home, [("ana",)], revoke=())["ana"]
+    app = create_app(engine, KeyRing.load(home / "keys.yaml"))
+    work = app.state.streams
+    body = {"model": "excerpt:books", "stream": True, "excerpt": {"mode": "bm25"},
+            "messages": [user("What does Lord Henry say about youth and beauty?")]}
+    with serving(app) as url:
+        with urllib.request.urlopen(request(f"{url}/v1/chat/completions", key, body),
+                                    timeout=60) as response:
+            assert json.loads(response.readline().removeprefix(b"data: "))["choices"][0][
+                "delta"]["role"] == "assistant"
+            assert work.to_json()["running"] == 1
+        deadline = time.monotonic() + 60
+        while work.to_json()["running"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert work.to_json() == {"running": 0, "finished": 0, "cancelled": 1}

@@ -25,11 +25,13 @@ are in :mod:`excerpt.server.chat_wire`.
   chunk with ``finish_reason: "stop"`` whose delta carries the ``excerpt`` field (citations,
   quotes, cautious), then (asked by ``stream_options.include_usage``) a chunk with the usage,
   then ``data: [DONE]``. A client that goes away stops the ask at its next pipeline stage, as
-  on ``/v1/ask/stream``.
+  on ``/v1/ask/stream``, and the app's :class:`excerpt.server.stream.StreamWork` counts these
+  asks with that route's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
@@ -49,7 +51,7 @@ from excerpt.errors import ExcerptError, InputError
 from excerpt.server import chat_wire as wire
 from excerpt.server.errors import status
 from excerpt.server.keys import Caller, KeyRing
-from excerpt.server.stream import Cancelled
+from excerpt.server.stream import Cancelled, StreamWork
 from excerpt.types import Filters, Principal, check_where, parse_where
 
 log = logging.getLogger(__name__)
@@ -99,7 +101,7 @@ def install(app: FastAPI, engine: Engine, keys: KeyRing) -> None:
                 wire.usage(ask.resolution, result.composed.answer)))
         # What can be refused before the stream starts is an HTTP status, not a data line.
         await run_in_threadpool(engine.resolve, ask.filters, ask.principal)
-        return StreamingResponse(_chunks(ask), media_type="text/event-stream")
+        return StreamingResponse(_chunks(ask, app.state.streams), media_type="text/event-stream")
 
     app.include_router(router)
 
@@ -133,8 +135,10 @@ class _Ask:
                                self.mode, self.options, None, explain=on_stage)
 
 
-async def _chunks(ask: _Ask) -> AsyncIterator[str]:
-    """The stream of one completion; cancelling it (the client went) cancels the ask."""
+async def _chunks(ask: _Ask, work: StreamWork) -> AsyncIterator[str]:
+    """The stream of one completion; cancelling it (the client went) cancels the ask. The ask
+    runs in a task of its own, counted in ``work`` as /v1/ask/stream's are: awaiting a worker
+    thread directly would hold the cancellation until the thread ends, the whole ask."""
     yield ask.reply.chunk({"role": "assistant", "content": ""})
     cancel = threading.Event()
 
@@ -142,20 +146,37 @@ async def _chunks(ask: _Ask) -> AsyncIterator[str]:
         if cancel.is_set():
             raise Cancelled
 
+    ended: list[AskResult | Exception] = []
+
+    def worker() -> None:
+        try:
+            ended.append(ask.run(on_stage))
+            work.count("finished", 1)
+        except Cancelled as exc:
+            work.count("cancelled", 1)
+            ended.append(exc)
+        except Exception as exc:  # answered below, never left unretrieved in the task
+            work.count("finished", 1)
+            ended.append(exc)
+        finally:
+            work.count("running", -1)
+
+    work.count("running", 1)  # from now: the worker thread takes it back when it ends
+    task = asyncio.ensure_future(run_in_threadpool(worker))
+    work.keep(task)
     try:
-        result = await run_in_threadpool(ask.run, on_stage)
-    except Cancelled:
-        return
-    except Exception as exc:  # after the 200: the error is a data line, as OpenAI streams it
-        yield wire.data(_error(exc).to_json())
-        return
+        await asyncio.shield(task)
     finally:
         cancel.set()  # a no-op once the ask is done; otherwise it stops at its next stage
-    for piece in wire.pieces(wire.content(result)):
+    outcome = ended[0]
+    if isinstance(outcome, Exception):  # after the 200: a data line, as OpenAI streams it
+        yield wire.data(_error(outcome).to_json())
+        return
+    for piece in wire.pieces(wire.content(outcome)):
         yield ask.reply.chunk({"content": piece})
-    yield ask.reply.chunk({"excerpt": wire.structured(result, ask.resolution)}, "stop")
+    yield ask.reply.chunk({"excerpt": wire.structured(outcome, ask.resolution)}, "stop")
     if ask.include_usage:
-        yield ask.reply.usage_chunk(wire.usage(ask.resolution, result.composed.answer))
+        yield ask.reply.usage_chunk(wire.usage(ask.resolution, outcome.composed.answer))
     yield wire.data("[DONE]")
 
 
