@@ -143,6 +143,8 @@ def test_a_failed_delete_leaves_the_snapshot_whole(home: Path) -> None:
 
 def test_collections_delete_asks_then_deletes_everything_of_it(home: Path) -> None:
     assert run(home, "collections", "delete", "secret", stdin="n\n").exit_code == 1
+    unasked = run(home, "collections", "delete", "secret", "--json")  # no input at all
+    assert unasked.exit_code == 1 and json.loads(unasked.stdout)["kind"] == "input"
     assert [c["name"] for c in ok(home, "collections", "--all-access")["collections"]] == [  # type: ignore[index, union-attr]
         "books", "secret"]
     assert run(home, "collections", "delete", "secert", "--yes").exit_code == 1

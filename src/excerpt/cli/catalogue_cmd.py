@@ -29,18 +29,24 @@ from excerpt.cli.main import (
     make_principal,
     principal_options,
 )
+from excerpt.errors import InputError
 
 yes_option = click.option("--yes", "-y", is_flag=True,
                           help="Do not ask for confirmation (for scripts).")
 
 
-def _confirm(ctx: click.Context, yes: bool, what: str) -> None:
-    """Go on when --yes was given or the user says yes; otherwise stop with exit 1."""
+def _confirm(yes: bool, what: str) -> None:
+    """Go on when --yes was given or the user says yes (on stderr, so stdout stays one JSON
+    object); otherwise refuse (exit 1; under --json the usual error object)."""
     if yes:
         return
-    if not click.confirm(f"Delete {what}? This cannot be undone", default=False, err=True):
-        click.echo("excerpt: nothing deleted", err=True)
-        ctx.exit(1)
+    try:
+        agreed = click.confirm(f"Delete {what}? This cannot be undone", default=False,
+                               err=True)
+    except click.Abort:  # no input (end of stdin, Ctrl-C)
+        agreed = False
+    if not agreed:
+        raise InputError("nothing deleted: not confirmed (give --yes to skip the question)")
 
 
 def _catalogue(ctx: click.Context) -> Catalogue:
@@ -86,7 +92,7 @@ def collections_delete(ctx: click.Context, name: str, yes: bool) -> None:
     if name not in catalogue.store.collections():
         raise catalogue.missing_collection(name, make_principal((), (), True))
     count = len(catalogue.store.snapshots(name))
-    _confirm(ctx, yes, f"collection {name!r} and its {count} snapshots")
+    _confirm(yes, f"collection {name!r} and its {count} snapshots")
     payload = catalogue.delete_collection(name)
     emit(ctx, payload, lambda: click.echo(
         f"deleted collection {name!r} ({payload['snapshots']} snapshots)"))
@@ -136,7 +142,7 @@ def snapshots_delete(ctx: click.Context, snapshot_id: str, yes: bool) -> None:
     snapshot of that source."""
     catalogue = _catalogue(ctx)
     info = catalogue.store.snapshot(snapshot_id)
-    _confirm(ctx, yes, f"snapshot {snapshot_id!r} of {info.collection!r} ({info.nodes} nodes)")
+    _confirm(yes, f"snapshot {snapshot_id!r} of {info.collection!r} ({info.nodes} nodes)")
     payload = catalogue.delete_snapshot(snapshot_id)
     emit(ctx, payload, lambda: click.echo(
         f"deleted snapshot {snapshot_id!r} of {payload['collection']!r}"))
