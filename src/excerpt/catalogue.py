@@ -36,10 +36,12 @@ class Catalogue:
         """Snapshots and sets as ``principal`` may know them: a snapshot only when it may see
         one of its nodes, with the counts of what it may see; a set with only such members,
         and not at all when it has none."""
-        if collection is not None and collection not in self.visible_collections(principal):
+        if collection is not None and collection not in self.store.collections():
             raise self.missing_collection(collection, principal)
         snaps = self.store.snapshots(collection)
         counts = self.access.snapshot_counts(snaps, principal)
+        if collection is not None and not counts and not principal.all_access:
+            raise self.missing_collection(collection, principal)  # nothing it may see there
         sets = {name: [i for i in ids if i in counts]
                 for name, ids in self.store.snapshot_sets(collection).items()}
         return {
