@@ -116,6 +116,10 @@ def test_a_completion_is_the_ask_answer_with_its_citations(served: dict[str, Any
     for c in expected["citations"]:
         assert f"[{c['n']}] {c['title']} ({c['id']})" in message.content
     assert reply.usage is not None and reply.usage.completion_tokens > 0
+    parts = client(served).chat.completions.create(  # content as text parts: the same ask
+        model="excerpt:handbook", temperature=0.2, max_tokens=50,
+        messages=[{"role": "user", "content": [{"type": "text", "text": QUESTION}]}])
+    assert parts.choices[0].message.model_extra["excerpt"] == extra  # type: ignore[index]
 
 
 def test_a_streamed_completion_carries_the_citations_in_its_final_chunk(
