@@ -115,7 +115,7 @@ class _Ask:
         self.engine = engine
         self.principal = who.narrowed(extra.acl_tag, extra.clearance, extra.all_access)
         collection = wire.collection_of(body.model)
-        if _model(engine, collection, self.principal) is None or collection is None:
+        if collection is None or _model(engine, collection, self.principal) is None:
             raise wire.unknown_model(body.model)
         question, turns = wire.conversation(body.messages)
         self.resolution: Resolution = resolve(question, turns)
