@@ -140,6 +140,22 @@ def test_quickstart_runs_every_line_as_written(
     shared_data("scifact", "queries.jsonl")
     shared_data("books", "pg6130_iliad_pope.txt")
     work, home = _workspace(tmp_path), tmp_path / "home"
+    cited: dict[str, list[str]] = {}
     for argv in commands():
-        _check(argv, _run(argv, work, home))
+        done = _run(argv, work, home)
+        _check(argv, done)
+        if argv[1] == "ask" and "--json" not in argv:
+            cited[argv[2]] = re.findall(r"^\[\d+\] (\S+)", done.stdout, re.M)
     assert (work / "out" / "both" / "report.html").is_file()
+    assert shown_citations() == cited  # the output the README shows is the output it gets
+
+
+def shown_citations() -> dict[str, list[str]]:
+    """Per question of the Quickstart's console block, the node ids its citations list."""
+    readme = (REPO / "README.md").read_text("utf-8")
+    console = readme.split("```console\n", 1)[1].split("```", 1)[0]
+    shown: dict[str, list[str]] = {}
+    for run in console.split("$ ")[1:]:
+        command, output = run.split("\n", 1)
+        shown[shlex.split(command)[2]] = re.findall(r"^\[\d+\] (\S+)", output, re.M)
+    return shown
