@@ -60,7 +60,8 @@ def submit(page: Any, url: str, key: str, query: str, collection: str, button: s
     page.goto(url + "/")
     page.fill("#key", key)
     page.dispatch_event("#key", "change")
-    page.fill("#collection", collection)
+    page.wait_for_selector("#collection[aria-busy=false]", state="attached")
+    page.select_option("#collection", collection)
     page.select_option("#mode", "bm25")
     page.fill("#query", query)
     page.click(button)
@@ -128,6 +129,12 @@ def test_a_code_hit_opens_its_dependency_tree(site: tuple[str, dict[str, str]],
 
 def test_a_wrong_key_is_told_so(site: tuple[str, dict[str, str]], page: Any) -> None:
     url, _ = site
-    submit(page, url, "exk_not_a_key", "lunch", "notes", "#search-button")
+    page.goto(url + "/")
+    page.fill("#key", "exk_not_a_key")
+    page.dispatch_event("#key", "change")
+    page.wait_for_function("document.getElementById('status').textContent.includes('API key')")
+    assert page.locator("#collection option").count() == 0
+    page.fill("#query", "lunch")
+    page.click("#search-button")
     page.wait_for_function("document.getElementById('status').textContent.includes('API key')")
     assert page.locator("#hits").is_hidden()

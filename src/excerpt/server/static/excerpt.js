@@ -1,17 +1,19 @@
-// excerpt's web UI: plain JavaScript over the HTTP API, no build step, no external assets.
-"use strict";
-const $ = (id) => document.getElementById(id);
-$("key").value = localStorage.getItem("excerpt-key") || "";
-$("key").addEventListener("change", () => localStorage.setItem("excerpt-key", $("key").value));
+// excerpt's web UI: plain JavaScript modules over the HTTP API, no build step, no external
+// assets. The key's collections fill the picker (GET /v1/snapshots: only what the key may
+// see); every request clears what the last one showed; an ask streams its stages
+// (POST /v1/ask/stream) before its answer; quotes and hits name their place and link to the
+// passage in context (POST /v1/context with the node as its seed).
+import { api, askStream } from "./api.js";
+import { place } from "./places.js";
+import { marked, snippet } from "./snippets.js";
 
-async function api(path, body) {
-  const init = { headers: { Authorization: "Bearer " + $("key").value } };
-  if (body) { init.method = "POST"; init.body = JSON.stringify(body); init.headers["Content-Type"] = "application/json"; }
-  const response = await fetch(path, init);
-  const data = await response.json();
-  if (!response.ok) throw new Error(data.error || response.statusText);
-  return data;
-}
+const $ = (id) => document.getElementById(id);
+const RESULTS = ["answer", "hits", "passage", "provenance", "graph"];
+let listing = { snapshots: [], sets: [] };
+let current = null; // the request whose results the page shows: {controller}
+let loads = 0; // collection listings asked for; only the last one fills the picker
+let opened = 0; // passages asked for; only the last one is shown
+const shown = new Map(); // node id -> {metadata, title, source, quote, query} on the page
 
 function text(tag, content, className) {
   const el = document.createElement(tag);
@@ -20,12 +22,121 @@ function text(tag, content, className) {
   return el;
 }
 
-function highlight(el, content, terms) {
-  // Marks the query's words in a snippet, built from text nodes only (no HTML parsing).
-  const words = terms.filter((t) => t.length > 2).map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  if (!words.length) { el.append(content); return; }
-  const parts = content.split(new RegExp("(" + words.join("|") + ")", "gi"));
-  parts.forEach((part, i) => el.append(i % 2 ? text("mark", part) : part));
+function append(el, parts) {
+  parts.forEach((p) => el.append(p.mark ? text("mark", p.text) : p.text));
+  return el;
+}
+
+function setStatus(message, error = false) {
+  $("status").textContent = message;
+  $("status").classList.toggle("error", error);
+}
+
+const key = () => $("key").value.trim();
+const base = (path) => (path || "").split(/[\\/]/).pop();
+
+// -- collections and snapshots --------------------------------------------------------------
+
+async function loadCollections() {
+  // aria-busy: the picker is being filled for the key typed last (tests wait on it too)
+  const load = ++loads;
+  listing = { snapshots: [], sets: [] };
+  $("collection").replaceChildren();
+  $("collection").setAttribute("aria-busy", "true");
+  fillSnapshots();
+  try {
+    await fillCollections(load);
+  } finally {
+    if (load === loads) $("collection").setAttribute("aria-busy", "false");
+  }
+}
+
+async function fillCollections(load) {
+  if (!key()) { setStatus("Paste an API key to start."); return; }
+  let result;
+  try {
+    result = await api(key(), "/v1/snapshots");
+  } catch (error) {
+    if (load === loads) setStatus(error.message, true);
+    return;
+  }
+  if (load !== loads) return;
+  listing = result;
+  const names = [...new Set(listing.snapshots.map((s) => s.collection))].sort();
+  if (!names.length) { setStatus("This key may read no collection yet.", true); return; }
+  $("collection").replaceChildren(...names.map((n) => new Option(n, n)));
+  const saved = localStorage.getItem("excerpt-collection");
+  $("collection").value = names.includes(saved) ? saved : names[0];
+  fillSnapshots();
+  setStatus("");
+}
+
+function fillSnapshots() {
+  const collection = $("collection").value;
+  const snaps = listing.snapshots.filter((s) => s.collection === collection);
+  const ids = new Set(snaps.map((s) => s.snapshot_id));
+  const options = [new Option("latest of each source", "")];
+  snaps.forEach((s) => {
+    const label = [s.name || s.snapshot_id.slice(0, 12), base(s.source), s.created_at.slice(0, 16).replace("T", " "),
+      s.nodes + " passages"].join(" · ");
+    const option = new Option(label, "snapshot:" + s.snapshot_id);
+    option.title = s.snapshot_id;
+    options.push(option);
+  });
+  listing.sets.filter((set) => set.snapshot_ids.some((i) => ids.has(i))).forEach((set) => {
+    options.push(new Option(`set ${set.name} (${set.snapshot_ids.length} snapshots)`, "set:" + set.name));
+  });
+  $("snapshot").replaceChildren(...options);
+}
+
+function scope() {
+  // The collection and snapshot (or set) every request reads.
+  const out = { collection: $("collection").value };
+  const [kind, ...rest] = $("snapshot").value.split(":");
+  if (kind === "snapshot") out.snapshot = rest.join(":");
+  if (kind === "set") out.snapshot_set = rest.join(":");
+  return out;
+}
+
+function k() {
+  const value = $("k").value.trim();
+  return value ? Number(value) : null; // none: the server's settings decide
+}
+
+// -- results --------------------------------------------------------------------------------
+
+function clearResults() {
+  RESULTS.forEach((id) => { $(id).hidden = true; });
+  ["answer-text", "quotes", "hit-list", "stages", "tree", "passage-text", "passage-place"]
+    .forEach((id) => $(id).replaceChildren());
+  $("passages").tBodies[0].replaceChildren();
+  $("cautious").hidden = true;
+  $("answer").classList.remove("cautious");
+  shown.clear();
+  closePassageLink();
+}
+
+function begin() {
+  // A new request: the one before is abandoned and everything it showed is cleared.
+  if (current) current.controller.abort();
+  current = { controller: new AbortController() };
+  opened++;
+  clearResults();
+  return current;
+}
+
+function passageLink(id) {
+  const params = new URLSearchParams({ ...scope(), id });
+  const link = text("a", "in context", "in-context");
+  link.href = "#passage?" + params;
+  return link;
+}
+
+function placeOf(metadata, title, source) {
+  const where = place(metadata, title, source);
+  const el = text("div", where.label, "place");
+  el.dataset.kind = where.kind;
+  return el;
 }
 
 function labels(hit) {
@@ -36,27 +147,40 @@ function labels(hit) {
 }
 
 function showHits(result, query) {
-  const list = $("hit-list");
-  list.replaceChildren();
-  result.hits.forEach((hit) => {
+  $("hit-list").replaceChildren(...result.hits.map((hit) => {
+    shown.set(hit.id, { metadata: hit.metadata, title: hit.title, source: hit.source, query });
     const li = document.createElement("li");
-    li.append(text("strong", hit.title || hit.id), labels(hit), text("div", hit.id + " · " + hit.score.toFixed(3), "meta"));
-    const snippet = document.createElement("div");
-    highlight(snippet, hit.text.slice(0, 300), query.split(/\s+/));
-    li.append(snippet);
+    li.dataset.id = hit.id;
+    const where = placeOf(hit.metadata, hit.title, hit.source);
+    // the title as a heading unless the place already begins with it (a book's chapter)
+    if (!hit.title || !where.textContent.startsWith(hit.title)) li.append(text("strong", hit.title || hit.id));
+    li.append(labels(hit), where);
+    li.append(append(text("div", "", "snippet"), snippet(hit.text, query)));
+    const meta = text("div", hit.id + " · " + hit.score.toFixed(3) + " · ", "meta");
+    meta.append(passageLink(hit.id));
+    li.append(meta);
     if (hit.metadata && hit.metadata.code_language) {
       const more = text("button", "dependencies", "deps");
+      more.type = "button";
       more.addEventListener("click", () => showGraph(hit.id));
       li.append(more);
     }
-    list.append(li);
-  });
+    return li;
+  }));
   $("hits").hidden = false;
+  const n = result.hits.length;
+  setStatus(n ? `${n} result${n === 1 ? "" : "s"}` : "Nothing found that this key may see.");
+}
+
+function addStage(name, ms) {
+  const li = text("li", name);
+  li.dataset.ms = String(Math.round(ms));
+  li.title = `${Math.round(ms)} ms after the question was sent`;
+  $("stages").append(li);
 }
 
 function showAnswer(result) {
   const answer = $("answer-text");
-  answer.replaceChildren();
   result.answer.split(/(\[\d+\])/).forEach((part) => {
     const m = part.match(/^\[(\d+)\]$/);
     if (!m) { answer.append(part); return; }
@@ -65,17 +189,28 @@ function showAnswer(result) {
     cite.addEventListener("click", () => focusQuote(m[1]));
     answer.append(cite);
   });
-  const quotes = $("quotes");
-  quotes.replaceChildren();
-  result.quotes.forEach((q) => {
-    const li = text("li", q.text, "quote");
+  $("quotes").replaceChildren(...result.quotes.map((q) => {
+    const c = result.citations.find((x) => x.n === q.n) || {};
+    shown.set(q.id, { metadata: q.metadata, title: c.title, source: c.source, quote: q.text });
+    const li = text("li", "", "quote");
     li.id = "quote-" + q.n;
-    const c = result.citations.find((x) => x.n === q.n);
-    li.append(text("div", q.id + (c && c.title ? " · " + c.title : ""), "meta"));
-    quotes.append(li);
-  });
+    li.dataset.id = q.id;
+    li.append(text("blockquote", q.text), placeOf(q.metadata, c.title, c.source));
+    const meta = text("div", q.id + " · ", "meta");
+    meta.append(passageLink(q.id));
+    li.append(meta);
+    return li;
+  }));
+  $("cautious").hidden = !result.cautious;
+  $("answer").classList.toggle("cautious", Boolean(result.cautious));
   $("answer").hidden = false;
-  showProvenance(result);
+  $("passages").tBodies[0].replaceChildren(...result.documents.map((d) => {
+    const tr = document.createElement("tr");
+    tr.append(text("td", d.id), text("td", d.score.toFixed(3)));
+    return tr;
+  }));
+  $("passages").hidden = false;
+  setStatus(result.cautious ? "Answered with caution." : "Answered.");
 }
 
 function focusQuote(n) {
@@ -84,19 +219,70 @@ function focusQuote(n) {
   if (el) { el.classList.add("active"); el.scrollIntoView({ block: "nearest" }); }
 }
 
-function showProvenance(result) {
-  $("stages").replaceChildren(...(result.provenance || []).map((e) => text("li", e.stage)));
-  const body = $("passages").tBodies[0];
-  body.replaceChildren(...result.documents.map((d) => {
-    const tr = document.createElement("tr");
-    tr.append(text("td", d.id), text("td", d.score.toFixed(3)));
-    return tr;
-  }));
-  $("provenance").hidden = false;
+// -- the passage in context -----------------------------------------------------------------
+
+function passageParams() {
+  if (!location.hash.startsWith("#passage?")) return null;
+  const params = new URLSearchParams(location.hash.slice("#passage?".length));
+  return params.get("id") && params.get("collection") ? params : null;
 }
 
+function closePassageLink() {
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+}
+
+async function openPassage() {
+  const params = passageParams();
+  if (!params) return;
+  const ask = ++opened;
+  const id = params.get("id");
+  const body = { seeds: [id], collection: params.get("collection") };
+  ["snapshot", "snapshot_set"].forEach((name) => { if (params.get(name)) body[name] = params.get(name); });
+  let result;
+  try {
+    result = await api(key(), "/v1/context", body);
+  } catch (error) {
+    if (ask === opened) setStatus(error.message, true);
+    return;
+  }
+  if (ask !== opened) return;
+  const node = result.node_texts[0];
+  if (!node) {
+    const skipped = result.skipped[0];
+    setStatus(`${id}: ${skipped ? skipped.reason : "not found"}`, true);
+    return;
+  }
+  showPassage(node, shown.get(id));
+}
+
+function showPassage(node, known) {
+  const where = known ? place(known.metadata, known.title, known.source) : { kind: "document", label: "" };
+  $("passage-place").textContent = [where.label, node.id].filter(Boolean).join(" · ");
+  $("passage-place").dataset.kind = where.kind;
+  const box = $("passage-text");
+  box.dataset.id = node.id;
+  box.dataset.kind = where.kind;
+  box.replaceChildren();
+  const at = known && known.quote ? node.text.indexOf(known.quote) : -1;
+  if (at >= 0) {
+    box.append(node.text.slice(0, at), text("mark", known.quote, "quoted"), node.text.slice(at + known.quote.length));
+  } else {
+    append(box, known && known.query ? marked(node.text, known.query) : [{ text: node.text, mark: false }]);
+  }
+  $("passage").hidden = false;
+  $("passage").scrollIntoView({ block: "start" });
+}
+
+// -- dependencies ---------------------------------------------------------------------------
+
 async function showGraph(id) {
-  const result = await api("/v1/graph", { seeds: [id], collection: $("collection").value });
+  let result;
+  try {
+    result = await api(key(), "/v1/graph", { seeds: [id], ...scope() });
+  } catch (error) {
+    setStatus(error.message, true);
+    return;
+  }
   const depth = Object.fromEntries(result.nodes.map((n) => [n.id, n.depth]));
   // Each node hangs under one neighbour a step nearer the seed, labelled with the edge.
   const children = {};
@@ -121,20 +307,56 @@ async function showGraph(id) {
   $("graph").hidden = false;
 }
 
+// -- requests -------------------------------------------------------------------------------
+
+async function search(req, query) {
+  const params = new URLSearchParams({ q: query, mode: $("mode").value, ...scope() });
+  if (k()) params.set("k", String(k()));
+  const result = await api(key(), "/v1/search?" + params, null, req.controller.signal);
+  if (req === current) showHits(result, query);
+}
+
+async function ask(req, query) {
+  const body = { question: query, mode: $("mode").value, explain: true, ...scope() };
+  if (k()) body.doc_limit = k();
+  const sent = performance.now();
+  $("passages").hidden = true;
+  $("provenance").hidden = false;
+  const onStage = (stage) => {
+    if (req !== current || stage === "started") return;
+    addStage(stage, performance.now() - sent);
+    setStatus(`Asking… ${stage}`);
+  };
+  const result = await askStream(key(), body, onStage, req.controller.signal);
+  if (req === current) showAnswer(result);
+}
+
 $("search-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const action = event.submitter ? event.submitter.value : "ask";
-  const query = $("query").value;
-  $("status").textContent = action === "ask" ? "Asking…" : "Searching…";
+  const req = begin();
+  if (!$("collection").value) await loadCollections(); // the picker says why it is empty
+  if (req !== current || !$("collection").value) return;
+  setStatus(action === "ask" ? "Asking…" : "Searching…");
   try {
-    if (action === "ask") {
-      showAnswer(await api("/v1/ask", { question: query, collection: $("collection").value, mode: $("mode").value, explain: true }));
-    } else {
-      const params = new URLSearchParams({ q: query, collection: $("collection").value, mode: $("mode").value });
-      showHits(await api("/v1/search?" + params), query);
-    }
-    $("status").textContent = "";
+    await (action === "ask" ? ask : search)(req, $("query").value);
   } catch (error) {
-    $("status").textContent = error.message;
+    if (req !== current || error.name === "AbortError") return;
+    clearResults();
+    setStatus(error.message, true);
   }
 });
+
+$("key").value = localStorage.getItem("excerpt-key") || "";
+$("key").addEventListener("change", () => {
+  localStorage.setItem("excerpt-key", $("key").value);
+  begin();
+  loadCollections();
+});
+$("collection").addEventListener("change", () => {
+  localStorage.setItem("excerpt-collection", $("collection").value);
+  fillSnapshots();
+});
+$("passage-close").addEventListener("click", () => { $("passage").hidden = true; closePassageLink(); });
+window.addEventListener("hashchange", openPassage);
+loadCollections().then(openPassage);
