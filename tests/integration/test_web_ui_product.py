@@ -208,9 +208,17 @@ def test_each_request_clears_the_last_and_an_error_is_shown_plainly(
         ui: Any, site: Site, tmp_path: Path) -> None:
     open_as(ui, site, "ana", "books")
     ask(ui, CONFIDENT)
+    ui.locator("#quotes a.in-context").first.click()
+    ui.wait_for_selector("#passage:not([hidden])")
     search(ui, "youth beauty")
     assert ui.locator("#answer").is_hidden() and ui.locator("#provenance").is_hidden()
-    assert ui.locator("#quotes li").count() == 0
+    assert ui.locator("#quotes li").count() == 0 and ui.locator("#passage").is_hidden()
+    assert "#passage" not in ui.url
+    run(ui, CONFIDENT, "#ask-button")  # a search sent before the answer came: the ask is
+    search(ui, "Basil")                # dropped, and its answer never shows up
+    ui.wait_for_timeout(1000)
+    assert ui.locator("#answer").is_hidden() and ui.locator("#stages li").count() == 0
+    assert "Basil" in ui.inner_text("#hit-list")
     run(ui, "youth " * 400, "#search-button")  # over the service's 2,000 characters
     ui.wait_for_selector("#status.error")
     assert "at most 2000 characters" in ui.inner_text("#status")

@@ -78,7 +78,7 @@ function fillSnapshots() {
   const options = [new Option("latest of each source", "")];
   snaps.forEach((s) => {
     const label = [s.name || s.snapshot_id.slice(0, 12), base(s.source), s.created_at.slice(0, 16).replace("T", " "),
-      s.nodes + " passages"].join(" · ");
+      s.nodes + (s.nodes === 1 ? " passage" : " passages")].join(" · ");
     const option = new Option(label, "snapshot:" + s.snapshot_id);
     option.title = s.snapshot_id;
     options.push(option);
