@@ -261,7 +261,8 @@ new MutationObserver(() => {
 """
 
 
-def test_an_ask_streams_its_stages_before_its_answer(ui: Any, site: Site) -> None:
+def test_an_ask_streams_its_stages_before_its_answer(ui: Any, site: Site,
+                                                     tmp_path: Path) -> None:
     ui.add_init_script(RECORD_STAGES)
     streams: list[str] = []
     ui.on("response", lambda r: streams.append(r.headers.get("content-type", ""))
@@ -280,6 +281,8 @@ def test_an_ask_streams_its_stages_before_its_answer(ui: Any, site: Site) -> Non
     assert seen[-1] == f"{len(stages)}:false"
     ms = [int(v) for v in ui.locator("#stages li").evaluate_all("ls => ls.map(l => l.dataset.ms)")]
     assert ms == sorted(ms)
+    width, height = png_size(ui.screenshot(path=str(tmp_path / "ask.png"), full_page=True))
+    assert width == 1100 and height > 900  # the answer, its quotes and the provenance
 
 
 def test_a_cautious_answer_says_so_and_a_confident_one_does_not(
@@ -371,3 +374,5 @@ def test_search_snippets_are_cut_at_word_boundaries_around_the_matches(
         assert marks and {m.lower().rstrip("s") for m in marks} <= {"portrait", "basil"}
     width, height = shot_of(ui, "#hits", tmp_path / "snippets.png")
     assert width > 600 and height > 8 * 60  # eight hits with their snippets
+    ui.set_viewport_size({"width": 480, "height": 900})  # a phone: nothing scrolls sideways
+    assert ui.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
