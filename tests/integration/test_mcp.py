@@ -13,13 +13,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult, TextContent
+from tests.aio import run_async
 from tests.http import add_keys, call, wait_started
 
 from excerpt.cli.main import cli
@@ -52,7 +52,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run(body: Callable[[], Any]) -> Any:
-    return anyio.run(body)
+    return run_async(body)  # a thread of its own (tests/aio.py)
 
 
 def text_of(result: CallToolResult) -> str:

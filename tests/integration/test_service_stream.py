@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.aio import run_async
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -98,8 +99,6 @@ def test_a_client_leaving_mid_stream_leaves_no_work_running(
 
 
 def test_a_store_failure_in_a_stream_is_answered_like_the_routes_without_its_message() -> None:
-    import asyncio
-    from concurrent.futures import ThreadPoolExecutor
 
     from excerpt.errors import InputError, StoreError
     from excerpt.server.stream import StreamWork, ask_events
@@ -111,10 +110,8 @@ def test_a_store_failure_in_a_stream_is_answered_like_the_routes_without_its_mes
         async def collect() -> list[str]:
             return [e async for e in ask_events(run, False, StreamWork())]
 
-        # a thread of its own: another test (Playwright's sync API) may leave an event loop
-        # running in this one, where asyncio.run refuses to start
-        with ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, collect()).result()
+        result: list[str] = run_async(collect)  # a thread of its own (tests/aio.py)
+        return result
 
     failed = events(StoreError("/srv/excerpt/home/store.db: database disk image is malformed"))
     assert failed[-1] == 'event: error\ndata: {"error": "internal error", "kind": "internal"}\n\n'
