@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from openai import OpenAI
 from tests.http import add_keys, call, exchange, request, wait_started
 
 from excerpt.engine import Engine
+from excerpt.rerank.base import RerankResult
 
 HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
 SECRET = ("# Board minutes\n\nThe board approved the Zephyrine merger of the snapshot stores: "
@@ -333,17 +334,31 @@ def test_an_ask_that_fails_is_a_400_or_an_error_line_of_the_stream(
         list(stream)
 
 
+class SlowReranker:
+    """The one test double here: a reranker that takes two seconds (time is the seam: the
+    real late-interaction reranker took 0.5 to 3 s here, so the client sometimes left after
+    the ask had finished and the test was flaky); it keeps the retrieval order."""
+
+    name = "slow"
+
+    def rerank(self, query: str, documents: Sequence[str], limit: int) -> list[RerankResult]:
+        time.sleep(2)
+        return [RerankResult(i, 1.0 / (1 + i)) for i in range(min(limit, len(documents)))]
+
+
 def test_a_client_leaving_a_streamed_chat_stops_its_ask(
-        shared_data: Callable[..., Path], tmp_path: Path,
+        shared_data: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         serving: Callable[[Any], AbstractContextManager[str]]) -> None:
-    """Late interaction over 300 passages (the server's settings) takes seconds: the client
-    reads the first chunk and leaves; the ask is counted cancelled, never finished."""
+    """A reranker that takes seconds (the server's settings): the client reads the first
+    chunk and leaves; the ask is counted cancelled, never finished."""
+    from excerpt.rerank import base
     from excerpt.server.app import create_app
     from excerpt.server.keys import KeyRing
     from excerpt.settings import Settings
 
+    monkeypatch.setitem(base._FACTORIES, "slow", SlowReranker)
     home = tmp_path / "home"
-    engine = Engine(home, Settings(reranker="late-interaction", ask_doc_limit=100))
+    engine = Engine(home, Settings(reranker="slow", ask_doc_limit=100))
     engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
                   embedder="none")
     key = add_keys(home, [("ana",)], revoke=())["ana"]
