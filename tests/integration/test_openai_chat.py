@@ -371,7 +371,10 @@ def test_a_client_leaving_a_streamed_chat_stops_its_ask(
                                     timeout=60) as response:
             assert json.loads(response.readline().removeprefix(b"data: "))["choices"][0][
                 "delta"]["role"] == "assistant"
-            assert work.to_json()["running"] == 1
+            started = time.monotonic() + 1.5  # the ask task may start just after the first
+            while not work.to_json()["running"] and time.monotonic() < started:  # chunk
+                time.sleep(0.01)
+            assert work.to_json()["running"] == 1  # the slow reranker holds it for 2 s
         deadline = time.monotonic() + 60
         while work.to_json()["running"] and time.monotonic() < deadline:
             time.sleep(0.02)
