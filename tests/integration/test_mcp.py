@@ -25,7 +25,7 @@ from tests.http import add_keys, call, wait_started
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
 from excerpt.mcp.server import build_server, fixed_rights
-from excerpt.mcp.tools import Rights
+from excerpt.scope import Rights
 from excerpt.types import Filters, Principal
 
 HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"

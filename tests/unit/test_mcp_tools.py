@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from excerpt.mcp.tools import Rights, Scope
+from excerpt.scope import Rights, Scope
 from excerpt.types import Principal
 
 BOB = Principal(frozenset({"board", "staff"}), frozenset({"secret"}))

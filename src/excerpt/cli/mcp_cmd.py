@@ -23,7 +23,7 @@ def mcp(ctx: click.Context, acl_tags: tuple[str, ...], clearances: tuple[str, ..
     them. The corpus is read-only here (ingest with `excerpt ingest`); the memory tools write
     conversations, named as `excerpt memory` names them."""
     from excerpt.mcp.server import build_server, fixed_rights
-    from excerpt.mcp.tools import Rights
+    from excerpt.scope import Rights
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")  # stderr: stdout is MCP's
     principal = make_principal(acl_tags, clearances, all_access)

@@ -30,8 +30,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from excerpt.engine import Engine
 from excerpt.mcp.server import build_server
-from excerpt.mcp.tools import Rights
 from excerpt.memory.store import MemoryStore
+from excerpt.scope import Rights
 from excerpt.server.keys import Caller, KeyRing, digest
 
 PATH = "/mcp"
@@ -41,8 +41,7 @@ RIGHTS = "excerpt.rights"
 
 def rights_of(caller: Caller) -> Rights:
     """A key's rights: its principal, all access for admin keys, its own conversations."""
-    return Rights(caller.principal, caller.role == "admin", f"{caller.name}/",
-                  "all access needs an admin key")
+    return caller.rights()
 
 
 def from_request(ctx: Context) -> Rights:

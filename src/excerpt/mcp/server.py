@@ -31,8 +31,9 @@ from pydantic import Field
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, NotFoundError
 from excerpt.mcp import models
-from excerpt.mcp.tools import Rights, Scope, Tools
+from excerpt.mcp.tools import Tools
 from excerpt.memory.store import MemoryStore
+from excerpt.scope import Rights, Scope
 from excerpt.server.errors import answer as service_answer
 
 RightsOf = Callable[[Context], Rights]

@@ -41,6 +41,7 @@ from excerpt.ingest import FORMATS
 from excerpt.mcp.http import mount as mount_mcp
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
+from excerpt.scope import Scope
 from excerpt.server import chat
 from excerpt.server.bodies import (
     MAX_K,
@@ -60,7 +61,7 @@ from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
 from excerpt.server.stream import StreamWork, ask_events
 from excerpt.server.uploads import Uploads, receive, renamed, upload_name
-from excerpt.types import Filters, SearchMode, check_where, parse_where
+from excerpt.types import Filters, SearchMode, check_where
 
 MAX_UPLOAD = 200 * 1024 * 1024
 _HTTP_KINDS = {400: "input", 404: "not_found", 405: "method_not_allowed", 413: "input"}
@@ -291,14 +292,11 @@ def create_app(engine: Engine, keys: KeyRing,
 
 
 def _where(pairs: Sequence[str]) -> dict[str, Any]:
-    try:
-        return parse_where(pairs)
-    except ValueError as exc:
-        raise InputError(f"where: {exc}") from None
+    return dict(Scope(where=pairs).filters().metadata)
 
 
 def _filters(body: AskBody) -> Filters:
-    return Filters(body.collection, body.snapshot, body.snapshot_set, _where(body.where))
+    return Scope(body.collection, body.snapshot, body.snapshot_set, body.where).filters()
 
 
 def _require(who: Caller, roles: tuple[str, ...]) -> None:

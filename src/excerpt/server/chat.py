@@ -47,12 +47,13 @@ from starlette.concurrency import run_in_threadpool
 from excerpt.compose.ask import AskResult
 from excerpt.compose.followup import Resolution, resolve
 from excerpt.engine import Engine
-from excerpt.errors import ExcerptError, InputError
+from excerpt.errors import ExcerptError
+from excerpt.scope import Scope
 from excerpt.server import chat_wire as wire
 from excerpt.server.errors import status
 from excerpt.server.keys import Caller, KeyRing
 from excerpt.server.stream import Cancelled, StreamWork
-from excerpt.types import Filters, Principal, check_where, parse_where
+from excerpt.types import Principal, check_where
 
 log = logging.getLogger(__name__)
 
@@ -113,17 +114,15 @@ class _Ask:
     def __init__(self, engine: Engine, body: wire.ChatBody, who: Caller) -> None:
         extra = body.excerpt
         self.engine = engine
-        self.principal = who.narrowed(extra.acl_tag, extra.clearance, extra.all_access)
+        self.principal = Scope(acl_tag=extra.acl_tag, clearance=extra.clearance,
+                               all_access=extra.all_access).principal(who.rights())
         collection = wire.collection_of(body.model)
         if collection is None or _model(engine, collection, self.principal) is None:
             raise wire.unknown_model(body.model)
         question, turns = wire.conversation(body.messages)
         self.resolution: Resolution = resolve(question, turns)
-        try:
-            where = parse_where(extra.where)
-        except ValueError as exc:
-            raise InputError(f"excerpt.where: {exc}") from None
-        self.filters = Filters(collection, extra.snapshot, extra.snapshot_set, where)
+        self.filters = Scope(collection, extra.snapshot, extra.snapshot_set,
+                             extra.where).filters()
         check_where(self.filters.metadata)
         self.mode = extra.mode
         self.options = engine.ask_options()  # the settings', as every interface

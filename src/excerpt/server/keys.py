@@ -30,7 +30,7 @@ import logging
 import os
 import secrets
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import InputError
+from excerpt.scope import Rights
 from excerpt.types import Principal
 
 ROLES = ("reader", "ingester", "admin")
@@ -71,21 +72,16 @@ class Caller:
     role: str
     principal: Principal
 
-    def narrowed(self, acl_tags: list[str] | None, clearances: list[str] | None,
+    def rights(self) -> Rights:
+        """The key's rights: its principal at most, all access for an admin key, its own
+        conversations (:mod:`excerpt.scope`)."""
+        return Rights(self.principal, self.role == "admin", f"{self.name}/")
+
+    def narrowed(self, acl_tags: Sequence[str] | None, clearances: Sequence[str] | None,
                  all_access: bool = False) -> Principal:
         """The principal for one request: the key's rights, narrowed to what the request
         names (never widened); ``all_access`` only for admin keys."""
-        if all_access:
-            if self.role != "admin":
-                raise PermissionError("all access needs an admin key")
-            return Principal.admin()
-        tags = self.principal.acl_tags
-        labels = self.principal.clearances
-        if acl_tags is not None:
-            tags = tags & frozenset(acl_tags)
-        if clearances is not None:
-            labels = labels & frozenset(clearances)
-        return Principal(tags, labels)
+        return self.rights().principal(acl_tags, clearances, all_access)
 
 
 def digest(key: str) -> str:

@@ -1,0 +1,42 @@
+"""One scope model for every interface (excerpt.scope): a key's rights narrowed the same way
+by the REST routes (Caller.narrowed), MCP and chat; never widened; all access for admins."""
+
+from __future__ import annotations
+
+import pytest
+
+from excerpt.errors import InputError
+from excerpt.scope import Rights, Scope
+from excerpt.server.keys import Caller
+from excerpt.types import Filters, Principal
+
+BOB = Principal(frozenset({"board", "hr"}), frozenset({"secret"}))
+
+
+@pytest.mark.parametrize(("tags", "labels", "expected"), [
+    (None, None, BOB),
+    (["hr"], None, Principal(frozenset({"hr"}), frozenset({"secret"}))),
+    (["hr", "finance"], [], Principal(frozenset({"hr"}), frozenset())),  # never widened
+    ([], ["secret", "top"], Principal(frozenset(), frozenset({"secret"}))),
+])
+def test_a_call_narrows_the_rights_and_never_widens_them(
+        tags: list[str] | None, labels: list[str] | None, expected: Principal) -> None:
+    rights = Rights(BOB)
+    assert rights.principal(tags, labels) == expected
+    caller = Caller("bob", "reader", BOB)  # the REST routes: the same rule, the same answer
+    assert caller.narrowed(tags, labels) == expected == caller.rights().principal(tags, labels)
+    assert Scope(acl_tag=tags, clearance=labels).principal(caller.rights()) == expected
+
+
+def test_all_access_only_for_who_may_see_all() -> None:
+    with pytest.raises(PermissionError, match="admin key"):
+        Caller("bob", "reader", BOB).narrowed(None, None, all_access=True)
+    assert Caller("root", "admin", BOB).narrowed(None, None, True) == Principal.admin()
+    assert Caller("root", "admin", BOB).rights().conversations == "root/"
+
+
+def test_a_scope_gives_the_filters_and_refuses_a_bad_where() -> None:
+    scope = Scope("books", "pg174-r1", None, ["book=1", "part=body"])
+    assert scope.filters() == Filters("books", "pg174-r1", None, {"book": 1, "part": "body"})
+    with pytest.raises(InputError, match="where"):
+        Scope(where=["no-equals-sign"]).filters()
