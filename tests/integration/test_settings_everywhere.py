@@ -1,6 +1,8 @@
 """Settings mean the same everywhere (issue 18 item 3): one settings file (ask_doc_limit,
-ask_max_quotes, reranker) gives the same answer through the CLI, a real `excerpt serve`
-process and the Python API; before, `serve` and the Python API used hard-coded defaults."""
+ask_max_quotes, reranker) gives the same answer through the CLI, the Python API, and a real
+`excerpt serve` process's REST route, MCP tool (the official SDK client over Streamable HTTP)
+and chat completion (the official openai client); before, `serve` and the Python API used
+hard-coded defaults."""
 
 from __future__ import annotations
 
@@ -12,6 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from openai import OpenAI
+from tests.aio import run_async
 from tests.http import add_keys, call, wait_started
 
 from excerpt.cli.main import cli
@@ -56,8 +63,30 @@ def test_one_settings_file_one_answer_through_cli_http_and_python(
         status, by_http = call(f"{url}/v1/ask", key,
                                {"question": QUESTION, "collection": "demo", "mode": "bm25"})
         assert status == 200, by_http
+        by_mcp = run_async(lambda: mcp_ask(url, key))
+        chat = OpenAI(base_url=f"{url}/v1", api_key=key).chat.completions.create(
+            model="excerpt:demo", messages=[{"role": "user", "content": QUESTION}],
+            extra_body={"excerpt": {"mode": "bm25"}})
     finally:
         server.terminate()
         server.communicate(timeout=10)
     assert essence(by_http) == essence(by_cli)
     assert essence(python) == essence(by_cli)
+    assert by_mcp["answer"] == by_cli["answer"]
+    assert [c["id"] for c in by_mcp["citations"]] == [c["id"] for c in by_cli["citations"]]
+    assert [d["id"] for d in by_mcp["documents"]] == [d["id"] for d in by_cli["documents"]]
+    message = chat.choices[0].message
+    assert (message.content or "").startswith(by_cli["answer"])
+    extra = message.model_extra or {}
+    assert [c["id"] for c in extra["excerpt"]["citations"]] == [
+        c["id"] for c in by_cli["citations"]]
+
+
+async def mcp_ask(url: str, key: str) -> dict[str, Any]:
+    async with (create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http,
+                Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client):
+        result = await client.call_tool("ask", {"question": QUESTION, "collection": "demo",
+                                                "mode": "bm25"})
+        assert not result.is_error, result
+        found: dict[str, Any] = result.structured_content or {}
+        return found
