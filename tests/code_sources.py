@@ -5,6 +5,7 @@ secret procedure, imported with an ACL tag, that writes a public table."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -161,4 +162,13 @@ def guarded_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
                   embedder="none", source="public")
     engine.ingest(write_secret(tmp_path / "secret"), collection="c", fmt="code",
                   embedder="none", source="secret", acl_tags=["dba"])
+    return engine
+
+
+def wingtip_engine(shared_data: Callable[..., Path],
+                   tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    """The real wingtip-saas application ingested (BM25 only) into collection ``w``."""
+    engine = Engine(tmp_path_factory.mktemp("wingtip") / "home")
+    engine.ingest(shared_data("code", "wingtip-saas"), collection="w", fmt="code",
+                  embedder="none")
     return engine

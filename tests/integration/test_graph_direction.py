@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.code_sources import guarded_engine, write_sources
+from tests.code_sources import guarded_engine, wingtip_engine, write_sources
 from tests.http import call
 
 from excerpt.cli.main import cli
@@ -129,9 +129,7 @@ def test_a_hidden_writer_is_neither_returned_nor_walked_through(guarded: Engine)
 @pytest.fixture(scope="module")
 def wingtip(shared_data: Callable[..., Path],
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    engine = Engine(tmp_path_factory.mktemp("wingtip") / "home")
-    engine.ingest(shared_data("code", "wingtip-saas"), collection="w", fmt="code",
-                  embedder="none")
+    engine = wingtip_engine(shared_data, tmp_path_factory)
     yield engine
     engine.close()
 

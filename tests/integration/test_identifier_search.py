@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.code_sources import guarded_engine, write_sources
+from tests.code_sources import guarded_engine, wingtip_engine, write_sources
 
 from excerpt.engine import Engine
 from excerpt.retrieve.identifiers import Name, SuffixIndex, bare_name, query_name
@@ -184,9 +184,7 @@ WINGTIP: dict[str, str] = {
 @pytest.fixture(scope="module")
 def wingtip(shared_data: Callable[..., Path],
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    engine = Engine(tmp_path_factory.mktemp("wingtip") / "home")
-    engine.ingest(shared_data("code", "wingtip-saas"), collection="w", fmt="code",
-                  embedder="none")
+    engine = wingtip_engine(shared_data, tmp_path_factory)
     yield engine
     engine.close()
 

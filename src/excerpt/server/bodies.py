@@ -49,11 +49,8 @@ def no_nul(request: Request) -> None:
             raise InputError(f"{name!r}: a NUL character is not allowed")
 
 
-class Body(BaseModel):
-    """A route's JSON body: no unknown field (a misspelled option would be ignored silently),
-    true or false only for the switches (StrictBool: no 0, "yes" or "off"), no NUL."""
-
-    model_config = ConfigDict(extra="forbid")
+class NoNul(BaseModel):
+    """A JSON body with no NUL character anywhere (a store or a log would cut it there)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -62,6 +59,13 @@ class Body(BaseModel):
         if place is not None:
             raise ValueError(f"{place}: a NUL character is not allowed")
         return data
+
+
+class Body(NoNul):
+    """A route's JSON body: no unknown field (a misspelled option would be ignored silently),
+    true or false only for the switches (StrictBool: no 0, "yes" or "off"), no NUL."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 def choice(names: Sequence[str]) -> str:

@@ -18,11 +18,11 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from excerpt.compose.ask import AskResult
 from excerpt.compose.followup import Resolution
-from excerpt.server.bodies import MAX_K, MAX_QUERY, nul_field
+from excerpt.server.bodies import MAX_K, MAX_QUERY, NoNul
 from excerpt.types import SearchMode
 
 PREFIX = "excerpt:"
@@ -82,8 +82,8 @@ class Options(BaseModel):
     all_access: StrictBool = False
 
 
-class ChatBody(_Open):
-    """POST /v1/chat/completions."""
+class ChatBody(_Open, NoNul):
+    """POST /v1/chat/completions (no NUL anywhere, as every body of the service)."""
 
     model: str = Field(..., min_length=1, max_length=300)
     messages: list[Message] = Field(..., min_length=1, max_length=MAX_MESSAGES)
@@ -91,14 +91,6 @@ class ChatBody(_Open):
     n: int | None = Field(None, ge=1, le=1)  # one answer: there is one extractive answer
     stream_options: dict[str, Any] | None = None  # include_usage: a last chunk with usage
     excerpt: Options = Field(default_factory=Options)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_nul(cls, data: Any) -> Any:
-        place = nul_field(data)
-        if place is not None:
-            raise ValueError(f"{place}: a NUL character is not allowed")
-        return data
 
 
 def parse(raw: bytes) -> ChatBody:
