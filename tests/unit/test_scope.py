@@ -40,3 +40,14 @@ def test_a_scope_gives_the_filters_and_refuses_a_bad_where() -> None:
     assert scope.filters() == Filters("books", "pg174-r1", None, {"book": 1, "part": "body"})
     with pytest.raises(InputError, match="where"):
         Scope(where=["no-equals-sign"]).filters()
+
+
+def test_a_local_command_gets_exactly_the_rights_it_names() -> None:
+    """The CLI's principal options through the same rule: nothing named is anonymous (never
+    the local process's all access), tags and labels as named, all access when asked."""
+    from excerpt.cli.main import make_principal
+
+    assert make_principal((), (), False) == Principal()
+    assert make_principal(("hr",), ("secret",), False) == Principal(frozenset({"hr"}),
+                                                                   frozenset({"secret"}))
+    assert make_principal((), (), True) == Principal.admin()

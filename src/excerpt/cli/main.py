@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from excerpt.engine import EMBEDDERS, Engine
 from excerpt.errors import ExcerptError
 from excerpt.ingest import FORMATS
+from excerpt.scope import Rights, Scope
 from excerpt.settings import Settings, load_settings
 from excerpt.types import SEARCH_MODES, Filters, Principal, parse_where
 
@@ -81,11 +82,15 @@ def principal_options(func: F) -> F:
     return func
 
 
+LOCAL_RIGHTS = Rights(Principal.admin(), may_see_all=True)
+"""A local command may name any rights (it reads the store's files anyway); what it names is
+exactly what it gets, by the one rule of :mod:`excerpt.scope`: nothing named is anonymous."""
+
+
 def make_principal(acl_tags: tuple[str, ...], clearances: tuple[str, ...],
                    all_access: bool) -> Principal:
-    if all_access:
-        return Principal.admin()
-    return Principal(frozenset(acl_tags), frozenset(clearances))
+    return Scope(acl_tag=acl_tags, clearance=clearances,
+                 all_access=all_access).principal(LOCAL_RIGHTS)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
