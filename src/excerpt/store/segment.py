@@ -289,8 +289,8 @@ class Segment:
 
     def _count_flagged(self, kind: str, flagged_vocab: BoolArray) -> IntArray:
         """Per node, how many of its tags (of ``kind``) are flagged in the vocabulary."""
-        indptr = np.asarray(self._load(f"{kind}_indptr.npy"))
-        ids = np.asarray(self._load(f"{kind}_ids.npy"))
+        indptr = np.asarray(self._load_cached(f"{kind}_indptr.npy"))
+        ids = np.asarray(self._load_cached(f"{kind}_ids.npy"))
         if ids.size == 0:
             return np.zeros(self.size, dtype=np.int64)
         owner = np.repeat(np.arange(self.size), np.diff(indptr))
@@ -299,5 +299,5 @@ class Segment:
     def _untagged_or_shared(self, caller_tags: frozenset[str]) -> BoolArray:
         """ACL rule: a node with no tags is public; otherwise it must share one with the caller."""
         shared = np.asarray([t in caller_tags for t in self.meta["acl_tags"]], dtype=bool)
-        untagged = np.diff(np.asarray(self._load("acl_indptr.npy"))) == 0
+        untagged = np.diff(np.asarray(self._load_cached("acl_indptr.npy"))) == 0
         return np.asarray((self._count_flagged("acl", shared) > 0) | untagged, dtype=bool)
