@@ -28,6 +28,7 @@ from excerpt.compose.ask import OVERFETCH_FACTOR, AskOptions, AskPipeline, AskRe
 from excerpt.compose.composer import ComposedAnswer, Passage, compose
 from excerpt.compose.extract import Embed, view_embed
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
+from excerpt.embed.queries import CachedQueries
 from excerpt.errors import InputError, StoreError
 from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits, GraphResult, expand
 from excerpt.ingest.book_parts import excluded_parts, without_parts
@@ -109,7 +110,7 @@ class Engine:
         self.store_url = store_url
         self._embedders: dict[str, Any] = {}
         self._access: Access | None = None
-        self._warm: set[str] = set()
+        self._warm: dict[str, CachedQueries] = {}
         self._trace_log = TraceLog(self.settings.log_dir) if self.settings.log_dir else None
 
     @property
@@ -551,12 +552,13 @@ class Engine:
         return self._warm_embedder(model).embed_query  # type: ignore[no-any-return]
 
     def _warm_embedder(self, model: str) -> Any:
-        """The query embedder of ``model``, its model loaded (once) so no query pays for it."""
-        embedder = self._embedder(model)
+        """The query embedder of ``model``, its model loaded (once) so no query pays for it,
+        its query vectors kept (:mod:`excerpt.embed.queries`: an ask embeds its question once
+        for search, sentence scores and MMR)."""
         if model not in self._warm:
-            embedder.embed_query("warm up")
-            self._warm.add(model)
-        return embedder
+            self._warm[model] = CachedQueries(self._embedder(model))
+            self._warm[model].embed_query("warm up")
+        return self._warm[model]
 
     def _fetch(self, view: View, ranked: Sequence[Candidate]) -> list[Hit]:
         by_part: dict[int, list[Candidate]] = {}
