@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from email.message import Message
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,23 @@ def call(url: str, key: str | None = None, body: Any = None, *, method: str | No
         return status, json.loads(raw)
     except ValueError:
         return status, raw.decode("utf-8", "replace")
+
+
+@contextmanager
+def excerpt_serve(args: Sequence[str], port: int) -> Iterator[str]:
+    """A real ``python -m excerpt ARGS serve --port PORT`` process (``args``: ``--home`` and
+    the like); its URL once it answers; stopped when the block ends, and its log must hold no
+    traceback (a request may fail, the server never)."""
+    server = subprocess.Popen([sys.executable, "-m", "excerpt", *args, "serve", "--port",
+                               str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_started(url, server)
+        yield url
+    finally:
+        server.terminate()
+        _, log = server.communicate(timeout=10)
+    assert b"Traceback" not in log, log.decode()[-3000:]
 
 
 def wait_started(url: str, process: subprocess.Popen[bytes], tries: int = 300) -> None:

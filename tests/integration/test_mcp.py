@@ -6,7 +6,6 @@ principal or key never sees through MCP what it cannot see through /v1/search.""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -20,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult, TextContent
 from tests.aio import run_async
-from tests.http import add_keys, call, wait_started
+from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -223,17 +222,8 @@ def serve(home: Path, free_port: Callable[[], int]) -> Iterator[tuple[str, dict[
     (admin), ivy (ingester); eve's key is revoked."""
     keys = add_keys(home, [("alice",), ("bob", "--acl-tag", "board"), ("root", "--role",
                                                                        "admin"), ("eve",)])
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "excerpt", "--home", str(home), "serve",
-                               "--port", str(port)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_started(url, server)
+    with excerpt_serve(["--home", str(home)], free_port()) as url:
         yield url, keys
-    finally:
-        server.terminate()
-        server.communicate(timeout=10)
 
 
 @asynccontextmanager

@@ -7,8 +7,6 @@ errors come in OpenAI's shape, and a key never sees a hidden node through chat."
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
@@ -19,7 +17,7 @@ from typing import Any
 import openai
 import pytest
 from openai import OpenAI
-from tests.http import add_keys, call, exchange, request, wait_started
+from tests.http import add_keys, call, excerpt_serve, exchange, request
 
 from excerpt.engine import Engine
 from excerpt.rerank.base import RerankResult
@@ -53,18 +51,8 @@ def served(tmp_path_factory: pytest.TempPathFactory, free_port: Callable[[], int
         books = False
     engine.close()
     keys = add_keys(home)
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "excerpt", "--home", str(home), "serve",
-                               "--port", str(port)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_started(url, server)
+    with excerpt_serve(["--home", str(home)], free_port()) as url:
         yield {"url": url, "keys": keys, "books": books}
-    finally:
-        server.terminate()
-        _, stderr = server.communicate(timeout=10)
-    assert b"Traceback" not in stderr, stderr.decode()[-3000:]
 
 
 def client(served: dict[str, Any], name: str = "alice", key: str | None = None) -> OpenAI:
@@ -304,17 +292,9 @@ def test_chat_answers_with_the_servers_ask_settings(tmp_path: Path,
     by_cli = json.loads(out.output)
     assert len(by_cli["documents"]) == 2 and len(by_cli["quotes"]) == 1
     key = add_keys(home, [("alice",)], revoke=())["alice"]
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "excerpt", *base, "serve", "--port",
-                               str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_started(url, server)
+    with excerpt_serve(base, free_port()) as url:
         reply = OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0).chat.completions.create(
             model="excerpt:demo", messages=[user(QUESTION)])
-    finally:
-        server.terminate()
-        server.communicate(timeout=10)
     extra = reply.choices[0].message.model_extra["excerpt"]  # type: ignore[index]
     assert extra["citations"] == by_cli["citations"] and extra["quotes"] == by_cli["quotes"]
     assert (reply.choices[0].message.content or "").startswith(by_cli["answer"])

@@ -7,8 +7,6 @@ hard-coded defaults."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from openai import OpenAI
 from tests.aio import run_async
-from tests.http import add_keys, call, wait_started
+from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -54,12 +52,7 @@ def test_one_settings_file_one_answer_through_cli_http_and_python(
     python = Engine(home, load_settings(settings)).ask(QUESTION, Filters("demo"),
                                                        mode="bm25").to_json()
     key = add_keys(home, [("alice",)], revoke=())["alice"]
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "excerpt", *base, "serve", "--port",
-                               str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_started(url, server)
+    with excerpt_serve(base, free_port()) as url:
         status, by_http = call(f"{url}/v1/ask", key,
                                {"question": QUESTION, "collection": "demo", "mode": "bm25"})
         assert status == 200, by_http
@@ -67,9 +60,6 @@ def test_one_settings_file_one_answer_through_cli_http_and_python(
         chat = OpenAI(base_url=f"{url}/v1", api_key=key).chat.completions.create(
             model="excerpt:demo", messages=[{"role": "user", "content": QUESTION}],
             extra_body={"excerpt": {"mode": "bm25"}})
-    finally:
-        server.terminate()
-        server.communicate(timeout=10)
     assert essence(by_http) == essence(by_cli)
     assert essence(python) == essence(by_cli)
     assert by_mcp["answer"] == by_cli["answer"]

@@ -10,8 +10,6 @@ and checks them, and fails on a console error or a request to anywhere but the s
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 from tests.browser import console_errors, png_size
-from tests.http import add_keys, call, wait_started
+from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.engine import Engine
 
@@ -80,13 +78,7 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
                       source="secret", acl_tags=["board"])
     engine.close()
     keys = add_keys(home, [("ana",), ("ben", "--acl-tag", "board")], revoke=())
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "excerpt", "--home", str(home), "serve",
-                               "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_started(url, server)
+    with excerpt_serve(["--home", str(home)], free_port()) as url:
         status, found = call(f"{url}/v1/search?q=merger&collection=board&mode=bm25",
                              keys["ben"])
         assert status == 200 and len(found["hits"]) == 1, found
@@ -94,9 +86,6 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
         assert call(f"{url}/v1/search?q=%EA%B0%95%EC%9D%98%EB%A3%8C&collection=rules"
                     "&mode=bm25", keys["ana"])[0] == 200
         yield Site(url, keys, snapshots, found["hits"][0]["id"])
-    finally:
-        server.terminate()
-        server.communicate(timeout=10)
 
 
 @pytest.fixture
