@@ -32,16 +32,11 @@ from excerpt.engine import Engine
 from excerpt.mcp.server import build_server
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Rights
-from excerpt.server.keys import Caller, KeyRing, digest
+from excerpt.server.keys import KeyRing, digest
 
 PATH = "/mcp"
 RIGHTS = "excerpt.rights"
 """The ASGI scope key under which an authenticated request carries its :class:`Rights`."""
-
-
-def rights_of(caller: Caller) -> Rights:
-    """A key's rights: its principal, all access for admin keys, its own conversations."""
-    return caller.rights()
 
 
 def from_request(ctx: Context) -> Rights:
@@ -79,7 +74,7 @@ class Keyed:
             return
         user = AuthenticatedUser(AccessToken(token=digest(token), client_id=caller.name,
                                              scopes=[caller.role]))
-        await self.app({**scope, RIGHTS: rights_of(caller), "user": user}, receive, send)
+        await self.app({**scope, RIGHTS: caller.rights(), "user": user}, receive, send)
 
 
 def mount(app: Any, engine: Engine, keys: KeyRing, memory: MemoryStore) -> None:
