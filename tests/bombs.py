@@ -28,7 +28,7 @@ class Member:
     declared_size: int | None = None  # the size the headers claim (None: the true size)
 
 
-# A code bundle's parts (``excerpt.ingest.code_bundle``), for bundles built from members
+# A code bundle's parts (``excerpt.ingest.code.bundle``), for bundles built from members
 BUNDLE_META = Member("R/repo_meta.json", json.dumps({"Repo": "R", "SnapshotId": "s"}).encode())
 BUNDLE_CHUNKS = "R/regular_code_bundle/chunks.json"
 

@@ -31,7 +31,7 @@ from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority
 from excerpt.embed.queries import CachedQueries
 from excerpt.errors import InputError, StoreError
 from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits, GraphResult, expand
-from excerpt.ingest.book_parts import excluded_parts, without_parts
+from excerpt.ingest.books.parts import excluded_parts, without_parts
 from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
 from excerpt.memory.backends import MemoryBackend
 from excerpt.provenance.prov import ExplainCallback

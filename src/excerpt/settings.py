@@ -12,7 +12,7 @@ from typing import Any
 
 from excerpt.errors import InputError
 from excerpt.graph.expand import DEFAULT_ALLOWLIST
-from excerpt.ingest._code_text import MAX_NODE_TOKENS
+from excerpt.ingest.code.text import MAX_NODE_TOKENS
 
 
 def _setting(default: Any, help_text: str) -> Any:

@@ -36,8 +36,8 @@ from excerpt.cli.main import cli
 from excerpt.engine import Engine
 from excerpt.errors import InputError
 from excerpt.ingest.base import LoadedCorpus
-from excerpt.ingest.editions import diff_snapshots
-from excerpt.ingest.regulations import load_hwpx, load_regulations
+from excerpt.ingest.books.editions import diff_snapshots
+from excerpt.ingest.regulations.loader import load_hwpx, load_regulations
 from excerpt.types import Node, Principal
 
 ADMIN = Principal.admin()

@@ -12,7 +12,7 @@ import pytest
 
 from excerpt.engine import Engine
 from excerpt.graph import GraphLimits
-from excerpt.ingest.csharp_projects import read_projects
+from excerpt.ingest.code.csharp_projects import read_projects
 from excerpt.types import Filters, Principal
 
 C = "CS:Events_Tenant.Common."

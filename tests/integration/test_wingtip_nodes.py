@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from excerpt.ingest._code_text import MAX_NODE_TOKENS
 from excerpt.ingest.base import LoadedCorpus
-from excerpt.ingest.code_source import load_code_source
-from excerpt.ingest.text import read_text_file
+from excerpt.ingest.code.source import load_code_source
+from excerpt.ingest.code.text import MAX_NODE_TOKENS
+from excerpt.ingest.documents.text import read_text_file
 from excerpt.tokens import count_tokens
 
 APP = "CS:Events_TenantUserApp."

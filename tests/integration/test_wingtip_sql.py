@@ -5,7 +5,7 @@ shows it.  Paths are under App/WingtipSaaSDatabase/; Tenant = WingtipTenantDB, M
 WingtipMultiTenantDB, Catalog = WingtipCatalogDB.
 
 The two tenant databases define the same objects (dbo.Events, dbo.Tickets, sp_DeleteEvent…):
-each is one node whose edges are those of both definitions (excerpt.ingest.tsql_merge).
+each is one node whose edges are those of both definitions (excerpt.ingest.code.tsql_merge).
 """
 
 from __future__ import annotations

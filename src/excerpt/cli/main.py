@@ -214,7 +214,7 @@ def diff(ctx: click.Context, before: str, after: str, exact_whitespace: bool,
     """What changed from snapshot BEFORE to snapshot AFTER (e.g. two editions of a book
     imported with the same --source): nodes added, removed, changed, per document; only
     nodes the caller may see are compared."""
-    from excerpt.ingest.editions import diff_snapshots
+    from excerpt.ingest.books.editions import diff_snapshots
 
     result = diff_snapshots(ctx.obj["engine"].store, before, after,
                             make_principal(acl_tags, clearances, all_access),

@@ -32,7 +32,7 @@ MAX_PHRASE = 3
 _KOREAN_NOUNS = frozenset({"NNG", "NNP", "SL", "SH"})
 _EDGE_PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
 # The metadata key a scope word reads: loaders store PART divisions as books (a node's ``part``
-# names the book's apparatus, :mod:`excerpt.ingest.book_parts`).
+# names the book's apparatus, :mod:`excerpt.ingest.books.parts`).
 _SCOPE_KEY = {"part": "book"}
 _SCOPE = re.compile(r"\b(book|chapter|canto|part)\s+(\d{1,3}|[ivxlc]{1,7})\b", re.IGNORECASE)
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}

@@ -7,10 +7,10 @@ paragraph-aware chunker they share.
 
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.beir import load_beir
+from excerpt.ingest.books.gutenberg import load_gutenberg
 from excerpt.ingest.chunking import ChunkSpan, chunk_spans, chunk_text
 from excerpt.ingest.detect import FORMATS, detect_format, load
-from excerpt.ingest.gutenberg import load_gutenberg
-from excerpt.ingest.text import load_text
+from excerpt.ingest.documents.text import load_text
 
 __all__ = [
     "FORMATS",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from excerpt.errors import InputError
 from excerpt.ingest._archive import ArchiveLimits
-from excerpt.ingest._code_text import MAX_NODE_TOKENS
+from excerpt.ingest.code.text import MAX_NODE_TOKENS
 from excerpt.types import Document, Edge, IngestIssue, Node
 
 

@@ -10,11 +10,11 @@ from excerpt.errors import InputError
 from excerpt.ingest._common import require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.beir import CORPUS_FILE, load_beir
-from excerpt.ingest.code_bundle import load_code_bundle, looks_like_code_bundle
-from excerpt.ingest.code_source import load_code_source
-from excerpt.ingest.gutenberg import load_gutenberg, looks_like_book, looks_like_gutenberg
-from excerpt.ingest.regulations import load_hwpx, load_regulations, looks_like_regulations
-from excerpt.ingest.text import load_text
+from excerpt.ingest.books.gutenberg import load_gutenberg, looks_like_book, looks_like_gutenberg
+from excerpt.ingest.code.bundle import load_code_bundle, looks_like_code_bundle
+from excerpt.ingest.code.source import load_code_source
+from excerpt.ingest.documents.text import load_text
+from excerpt.ingest.regulations.loader import load_hwpx, load_regulations, looks_like_regulations
 
 __all__ = ["FORMATS", "LOADERS", "detect_format", "load"]
 

@@ -36,7 +36,7 @@ from excerpt.retrieve.view import View
 from excerpt.store.segment import Segment
 
 CODE_PREFIXES: tuple[str, ...] = ("CS:", "SQL:")
-"""Id prefixes of code nodes (ingest/code_source.py, ingest/code_bundle.py)."""
+"""Id prefixes of code nodes (ingest/code/source.py, ingest/code/bundle.py)."""
 
 SQL_KINDS = frozenset({"table", "tables", "view", "views", "procedure", "procedures", "proc",
                        "sproc", "function", "trigger", "synonym", "index", "sql", "stored"})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from excerpt.ingest.base import LoadedCorpus
-from excerpt.ingest.code_source import load_code_source
+from excerpt.ingest.code.source import load_code_source
 
 D = "CS:Shop.Data."
 W = "CS:Shop.Web."

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from excerpt.ingest.code_source import load_code_source
+from excerpt.ingest.code.source import load_code_source
 
 Triple = tuple[str, str, str]
 SQL_RELATIONS = ("Executes", "ReadsFrom", "WritesTo", "Mentions", "MapsTo")

@@ -10,7 +10,7 @@ import pytest
 
 from excerpt.errors import InputError
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.code_source import load_code_source
+from excerpt.ingest.code.source import load_code_source
 from excerpt.tokens import count_tokens
 from excerpt.types import Node
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from excerpt.ingest.base import LoadedCorpus
-from excerpt.ingest.code_source import load_code_source
-from excerpt.ingest.csharp_projects import global_usings, read_projects
+from excerpt.ingest.code.csharp_projects import global_usings, read_projects
+from excerpt.ingest.code.source import load_code_source
 
 SDK = '<Project Sdk="{sdk}"><PropertyGroup>{props}</PropertyGroup><ItemGroup>{items}</ItemGroup>' \
       "</Project>"

@@ -12,8 +12,8 @@ import pytest
 
 from excerpt.compose.grounding import scope
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.book_parts import excluded_parts, without_parts
-from excerpt.ingest.gutenberg import load_gutenberg
+from excerpt.ingest.books.gutenberg import load_gutenberg
+from excerpt.ingest.books.parts import excluded_parts, without_parts
 from excerpt.types import Hit, Node
 
 HEADER = ("The Project Gutenberg eBook of Songs, by Ann Poet\n\nTitle: Songs\n\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from excerpt.ingest.base import LoadOptions
+from excerpt.ingest.books.gutenberg import find_divisions, load_gutenberg
 from excerpt.ingest.detect import detect_format, load
-from excerpt.ingest.gutenberg import find_divisions, load_gutenberg
 
 START = re.compile(rb"^\*\*\* START OF THE PROJECT GUTENBERG EBOOK .*$\n", re.M)
 END = re.compile(rb"^\*\*\* END OF THE PROJECT GUTENBERG EBOOK", re.M)

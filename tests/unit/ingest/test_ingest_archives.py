@@ -16,8 +16,8 @@ from excerpt.engine import Engine
 from excerpt.errors import CorpusError
 from excerpt.ingest._archive import MIB, ArchiveLimits
 from excerpt.ingest.base import LoadOptions
-from excerpt.ingest.code_bundle import load_code_bundle
-from excerpt.ingest.regulations import load_hwpx
+from excerpt.ingest.code.bundle import load_code_bundle
+from excerpt.ingest.regulations.loader import load_hwpx
 from excerpt.settings import Settings
 
 SECTION = "Contents/section0.xml"

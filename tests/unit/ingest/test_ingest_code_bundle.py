@@ -12,7 +12,7 @@ import pytest
 from excerpt.engine import Engine
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest.base import LoadOptions
-from excerpt.ingest.code_bundle import load_code_bundle, looks_like_code_bundle
+from excerpt.ingest.code.bundle import load_code_bundle, looks_like_code_bundle
 from excerpt.ingest.detect import detect_format
 
 GOOD = {

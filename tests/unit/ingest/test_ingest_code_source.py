@@ -15,8 +15,8 @@ import pytest
 
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.code_source import load_code_source
-from excerpt.ingest.text import read_text_file
+from excerpt.ingest.code.source import load_code_source
+from excerpt.ingest.documents.text import read_text_file
 from excerpt.types import IngestIssue
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "code_sample"

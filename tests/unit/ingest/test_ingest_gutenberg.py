@@ -8,7 +8,7 @@ import pytest
 
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.gutenberg import (
+from excerpt.ingest.books.gutenberg import (
     find_divisions,
     load_gutenberg,
     parse_gutenberg,

@@ -18,8 +18,8 @@ import pytest
 
 from excerpt.errors import CorpusError
 from excerpt.ingest.detect import detect_format, load
-from excerpt.ingest.hwpx import hwpx_paragraphs
-from excerpt.ingest.regulations import load_hwpx, load_regulations
+from excerpt.ingest.regulations.hwpx import hwpx_paragraphs
+from excerpt.ingest.regulations.loader import load_hwpx, load_regulations
 
 NS = ('xmlns:hp="http://www.hancom.co.kr/hwpml/2011/paragraph" '
       'xmlns:hs="http://www.hancom.co.kr/hwpml/2011/section"')

@@ -19,7 +19,7 @@ import pytest
 
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.regulations import load_regulations, looks_like_regulations
+from excerpt.ingest.regulations.loader import load_regulations, looks_like_regulations
 from excerpt.types import Node
 
 BOOK = ("regulations", "dongeui_regulations_9-340_20250702.txt")

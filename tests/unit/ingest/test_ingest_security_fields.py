@@ -15,7 +15,7 @@ from excerpt.errors import CorpusError
 from excerpt.ingest._common import looks_like_security_key
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.beir import load_beir
-from excerpt.ingest.code_bundle import load_code_bundle
+from excerpt.ingest.code.bundle import load_code_bundle
 
 IMPORT = LoadOptions(acl_tags=("finance",), classification_labels=("internal",))
 

@@ -6,7 +6,7 @@ import pytest
 
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest.base import LoadOptions
-from excerpt.ingest.text import load_text, read_text_file
+from excerpt.ingest.documents.text import load_text, read_text_file
 
 KOREAN = (
     "교원인사규정\n\n제1조(목적) 이 규정은 동의대학교 교원의 임용, 승진, 재임용에 관한 사항을 "

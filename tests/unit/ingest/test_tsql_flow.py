@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from excerpt.ingest.base import LoadedCorpus
-from excerpt.ingest.code_source import load_code_source
-from excerpt.ingest.tsql import read_sql
-from excerpt.ingest.tsql_flow import split
-from excerpt.ingest.tsql_scan import tokenize
+from excerpt.ingest.code.source import load_code_source
+from excerpt.ingest.code.tsql import read_sql
+from excerpt.ingest.code.tsql_flow import split
+from excerpt.ingest.code.tsql_scan import tokenize
 
 
 def _load(tmp_path: Path, files: dict[str, str]) -> LoadedCorpus:

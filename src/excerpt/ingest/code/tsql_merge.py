@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from excerpt.ingest._code_text import CodeObject, unique_ids
+from excerpt.ingest.code.text import CodeObject, unique_ids
 
 __all__ = ["one_per_object"]
 

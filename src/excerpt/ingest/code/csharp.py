@@ -30,16 +30,16 @@ Program's text is *not* a slice of the file: ``start``/``end`` are the span of t
 outlines (the whole type, comments and attributes included), ``text`` the outline.
 
 **Parts.**  No node has more than ``max_tokens`` tokens
-(:data:`excerpt.ingest._code_text.MAX_NODE_TOKENS` by default).  A longer member is cut at
+(:data:`excerpt.ingest.code.text.MAX_NODE_TOKENS` by default).  A longer member is cut at
 the top-level statements of its body, then at nested statements, then at lines; a longer
-outline at member boundaries, then lines (:func:`excerpt.ingest._code_text.split_text`).  The
+outline at member boundaries, then lines (:func:`excerpt.ingest.code.text.split_text`).  The
 first part keeps the id, the next ones are ``<id>~2``, ``<id>~3`` …; each part of a member is
 the slice ``file[start:end]``, each part of an outline a contiguous piece of the outline whose
 ``start``/``end`` are the file span it covers.  Parts carry metadata ``part`` and ``parts``.
 
 A file is refused only when tree-sitter finds errors and no type declaration can be
 recovered from it; declarations recovered from a partly broken file are kept.  The relations
-between declarations are worked out by :mod:`excerpt.ingest.csharp_graph`.
+between declarations are worked out by :mod:`excerpt.ingest.code.csharp_graph`.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from itertools import pairwise
 import tree_sitter_c_sharp
 from tree_sitter import Language, Node, Parser
 
-from excerpt.ingest._code_text import (
+from excerpt.ingest.code.text import (
     MAX_NODE_TOKENS,
     CodeObject,
     Offsets,

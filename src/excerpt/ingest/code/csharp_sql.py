@@ -24,7 +24,7 @@ concatenation, and a text with no known part adds nothing.
 The text is then read as SQL Server would run it (:func:`sql_relations`): a bare procedure name,
 with or without arguments (``"dbo.proc_X"``, ``"proc_X @a, @b"``), executes it, as the first
 statement of a batch does in T-SQL, and so does any name in a ``CommandType.StoredProcedure``
-context; any other text is read by the T-SQL reader (:func:`excerpt.ingest.tsql.read_sql`, as
+context; any other text is read by the T-SQL reader (:func:`excerpt.ingest.code.tsql.read_sql`, as
 the body of a procedure, so control flow and dynamic SQL are read as in ``.sql`` files) for
 ``ReadsFrom``, ``WritesTo`` and ``Executes``.  System catalog objects (``sys.*``,
 ``INFORMATION_SCHEMA.*``) are left out, as they are no table of the application.
@@ -46,11 +46,11 @@ from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import TokenType
 from tree_sitter import Node
 
-from excerpt.ingest._code_text import split_sql_name, sql_id
-from excerpt.ingest.csharp import node_text
-from excerpt.ingest.csharp_index import head_name
-from excerpt.ingest.tsql import read_sql
-from excerpt.ingest.tsql_scan import tokenize
+from excerpt.ingest.code.csharp import node_text
+from excerpt.ingest.code.csharp_index import head_name
+from excerpt.ingest.code.text import split_sql_name, sql_id
+from excerpt.ingest.code.tsql import read_sql
+from excerpt.ingest.code.tsql_scan import tokenize
 
 __all__ = ["Command", "Texts", "command_at", "literal_value", "mentioned_procedures",
            "sql_relations"]

@@ -1,6 +1,6 @@
 """The lines of a Korean regulation book: what one line says (a contents entry, an article or
 chapter heading, an appendix label, a history row, a deletion note), with the patterns that
-recognise them. The book's structure, built from these lines, is in _regulation_text.py."""
+recognise them. The book's structure, built from these lines, is in text.py."""
 
 from __future__ import annotations
 

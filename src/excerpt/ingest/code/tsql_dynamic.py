@@ -1,8 +1,8 @@
 """Dynamic SQL in a T-SQL body: the SQL text an ``EXEC`` runs, when the body itself spells it out.
 
 A procedure that runs ``EXEC sp_executesql N'UPDATE dbo.T …'`` writes ``dbo.T`` as surely as one
-that says ``UPDATE dbo.T``; the string is SQL and is read as SQL (:mod:`excerpt.ingest.tsql`).
-This module finds, in a body's statements (:mod:`excerpt.ingest.tsql_flow`), what each dynamic
+that says ``UPDATE dbo.T``; the string is SQL and is read as SQL (:mod:`excerpt.ingest.code.tsql`).
+This module finds, in a body's statements (:mod:`excerpt.ingest.code.tsql_flow`), what each dynamic
 ``EXEC`` runs:
 
 * ``EXEC sp_executesql N'…'`` (also ``sys.sp_executesql``, ``@stmt = N'…'``) and ``EXEC ('…')``,
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from sqlglot.tokenizer_core import Token, TokenType
 
-from excerpt.ingest.tsql_flow import Statement
+from excerpt.ingest.code.tsql_flow import Statement
 
 __all__ = ["Dynamic", "dynamic_sql"]
 

@@ -2,9 +2,10 @@
 article.
 
 The book's layout (contents, indexes, parts, regulations, articles, 부칙, appendices) is read by
-:mod:`excerpt.ingest._regulation_text`; this module turns it into documents, nodes and edges.
+:mod:`excerpt.ingest.regulations.text`; this module turns it into documents, nodes and edges.
 An HWPX book is first read into the text its word processor's text export gives
-(:mod:`excerpt.ingest.hwpx`), so both editions of a book give the same form of ids and metadata.
+(:mod:`excerpt.ingest.regulations.hwpx`), so both editions of a book give the same form of ids
+and metadata.
 
 **Documents** — one per regulation found in the body, in force or not.  Id and title: the
 regulation's name as its title line writes it (``교원인사규정``).  A name used by several
@@ -44,7 +45,7 @@ title line to its end joined by ``\\n``; ``text == doc_text[start:end]``.  The o
 and classification labels go on every node.  Documents, nodes, edges and issues are sorted.
 
 **Edges** (from the citing node; no self edges, no duplicates; metadata ``mention`` as written
-and ``scope``: ``internal``, ``book`` or ``external``; found in _regulation_refs.py):
+and ``scope``: ``internal``, ``book`` or ``external``; found in refs.py):
 
 * ``cites`` ``제N조``/``제N조의M``/``제N조제M항`` in the same regulation → that article (a
   range ``제13조 내지 제19조`` → each of 13..19), unless a name stands before it
@@ -84,8 +85,11 @@ from excerpt.ingest._common import (
     source_name,
     walk_files,
 )
-from excerpt.ingest._regulation_refs import ReferenceIndex, reference_edges
-from excerpt.ingest._regulation_text import (
+from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.documents.text import read_text_file
+from excerpt.ingest.regulations.hwpx import hwpx_paragraphs
+from excerpt.ingest.regulations.refs import ReferenceIndex, reference_edges
+from excerpt.ingest.regulations.text import (
     Book,
     Part,
     RawRegulation,
@@ -93,9 +97,6 @@ from excerpt.ingest._regulation_text import (
     name_key,
     parse_book,
 )
-from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.hwpx import hwpx_paragraphs
-from excerpt.ingest.text import read_text_file
 from excerpt.types import Document, IngestIssue, Node
 
 __all__ = ["load_hwpx", "load_regulations", "looks_like_regulations"]
@@ -113,9 +114,10 @@ def load_regulations(paths: Sequence[Path], options: LoadOptions | None = None) 
 def load_hwpx(paths: Sequence[Path], options: LoadOptions | None = None) -> LoadedCorpus:
     """Load regulation books saved as HWPX (``.hwpx`` files, or folders of them).
 
-    The file's paragraphs are read in document order by :mod:`excerpt.ingest.hwpx` (tables
-    cell by cell, running headers and footers left out, numbering drawn), which gives the text
-    the word processor's own text export gives; that text is parsed as a plain-text book is,
+    The file's paragraphs are read in document order by
+    :mod:`excerpt.ingest.regulations.hwpx` (tables cell by cell, running headers and footers
+    left out, numbering drawn), which gives the text the word processor's own text export
+    gives; that text is parsed as a plain-text book is,
     so documents, node ids, titles, metadata and edges have the same form.  Issue lines and
     ``line`` metadata count lines of that text (one per paragraph, table cell or line break).
     """

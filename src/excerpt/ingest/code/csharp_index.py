@@ -8,7 +8,8 @@ type before the namespace's, the innermost namespace before its parents, those b
 imports).  A qualified name (``Models.Order``) matches by suffix; a name found only outside that
 scope is taken if it is unique, else it resolves to nothing (a guess would be a wrong edge).
 
-Projects (:mod:`excerpt.ingest.csharp_projects`): a file read as a :class:`ProjectFile` knows its
+Projects (:mod:`excerpt.ingest.code.csharp_projects`): a file read as a
+:class:`ProjectFile` knows its
 project and the projects it sees.  A type declared only in projects the file does not see is
 no candidate at all; among candidates, those of the file's own project come first.  A plain
 :class:`CsFile` (no project) sees every type, and its types are seen by every file.
@@ -21,7 +22,7 @@ from dataclasses import dataclass, fields
 
 from tree_sitter import Node
 
-from excerpt.ingest.csharp import CsDecl, CsFile, join, node_text
+from excerpt.ingest.code.csharp import CsDecl, CsFile, join, node_text
 
 __all__ = ["CsIndex", "ProjectFile", "Scope", "head_name", "in_project", "scope_of",
            "type_names"]

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from excerpt.ingest._code_text import split_sql_name, sql_id
-from excerpt.ingest.csharp import CsDecl, node_text
-from excerpt.ingest.csharp_index import CsIndex, Scope, head_name
-from excerpt.ingest.csharp_sql import STRINGS, literal_value
+from excerpt.ingest.code.csharp import CsDecl, node_text
+from excerpt.ingest.code.csharp_index import CsIndex, Scope, head_name
+from excerpt.ingest.code.csharp_sql import STRINGS, literal_value
+from excerpt.ingest.code.text import split_sql_name, sql_id
 
 __all__ = ["EfModel", "Site", "read_ef_model"]
 

@@ -2,7 +2,7 @@
 the code that runs.
 
 * ``Implements``: a class, struct or record to each parsed interface its base list names
-  (resolved as any type name, :class:`excerpt.ingest.csharp_index.CsIndex`).
+  (resolved as any type name, :class:`excerpt.ingest.code.csharp_index.CsIndex`).
 * ``ImplementedBy``: an interface to each class that implements it (listed in its base list,
   directly or through a base class or an inherited interface), and each interface member to
   the implementing member of each such class: same name and number of parameters, found in
@@ -39,8 +39,8 @@ from collections.abc import Iterator
 
 from tree_sitter import Node
 
-from excerpt.ingest.csharp import CsDecl, CsFile, node_text, own_nodes
-from excerpt.ingest.csharp_index import CsIndex, Scope, head_name, scope_of
+from excerpt.ingest.code.csharp import CsDecl, CsFile, node_text, own_nodes
+from excerpt.ingest.code.csharp_index import CsIndex, Scope, head_name, scope_of
 
 __all__ = ["di_edges"]
 

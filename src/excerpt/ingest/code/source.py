@@ -6,9 +6,9 @@ file named directly: its file name; title: the file name; metadata ``code_langua
 ``file``).  A document's and its nodes' ``source`` is that same relative path, never a path of
 the machine that ingested (the corpus ``source``, which names the import, stays the folder).
 Its declarations are the nodes: C# types, their members and top-level statements
-(:mod:`excerpt.ingest.csharp`, ids
+(:mod:`excerpt.ingest.code.csharp`, ids
 ``CS:<Namespace>.<Class>[.<Member>]``) and T-SQL tables, views, procedures, functions,
-triggers, indexes and synonyms (:mod:`excerpt.ingest.tsql`, ids ``SQL:<schema>.<name>``).
+triggers, indexes and synonyms (:mod:`excerpt.ingest.code.tsql`, ids ``SQL:<schema>.<name>``).
 A node's text is the declaration as written; ``start``/``end`` are its offsets in the file's
 text (UTF-8, byte order mark dropped, line endings normalised to ``\\n``, as the text loader
 reads files), so ``node.text == text[start:end]``, except a C# type's node, which holds its
@@ -20,13 +20,14 @@ lines).  Node metadata: ``code_language``, ``file``
 ``type``; SQL: ``schema``, ``name``, ``type``).  Every node carries the load options' ACL tags
 and classification labels.
 
-C# names resolve within projects (:mod:`excerpt.ingest.csharp_projects`): the ``.csproj`` and
+C# names resolve within projects (:mod:`excerpt.ingest.code.csharp_projects`): the ``.csproj`` and
 ``project.json`` files inside a folder given say which project each ``.cs`` file belongs to,
 which projects it sees, and which namespaces all its files import (``global using``, implicit
 usings, ``<Using>`` items).
 
-Edges (typed, directed; see :mod:`excerpt.ingest.csharp_graph`, :mod:`excerpt.ingest.csharp_di`
-and :mod:`excerpt.ingest.tsql`): ``Contains``, ``References``, ``Calls``, ``Implements``,
+Edges (typed, directed; see :mod:`excerpt.ingest.code.csharp_graph`,
+:mod:`excerpt.ingest.code.csharp_di`
+and :mod:`excerpt.ingest.code.tsql`): ``Contains``, ``References``, ``Calls``, ``Implements``,
 ``ImplementedBy``, ``Registers``, ``Executes`` (C# and SQL), ``ReadsFrom``, ``WritesTo``,
 ``FK``, ``On``, ``SynonymFor``.  SQL names are matched without regard to case, as SQL Server
 does; an edge to an object the folder does not define is kept (it is still true).  No self
@@ -47,17 +48,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from excerpt.errors import CorpusError
-from excerpt.ingest._code_text import CodeObject, part_edges, split_slice, unique_ids
 from excerpt.ingest._common import check_options, labels, relative_id, require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.csharp import CsFile, CsSyntaxError, parse_csharp
-from excerpt.ingest.csharp_di import di_edges
-from excerpt.ingest.csharp_graph import csharp_edges
-from excerpt.ingest.csharp_index import CsIndex, in_project
-from excerpt.ingest.csharp_projects import ProjectSet, global_usings, read_projects
-from excerpt.ingest.text import read_text_file
-from excerpt.ingest.tsql import read_sql
-from excerpt.ingest.tsql_merge import one_per_object
+from excerpt.ingest.code.csharp import CsFile, CsSyntaxError, parse_csharp
+from excerpt.ingest.code.csharp_di import di_edges
+from excerpt.ingest.code.csharp_graph import csharp_edges
+from excerpt.ingest.code.csharp_index import CsIndex, in_project
+from excerpt.ingest.code.csharp_projects import ProjectSet, global_usings, read_projects
+from excerpt.ingest.code.text import CodeObject, part_edges, split_slice, unique_ids
+from excerpt.ingest.code.tsql import read_sql
+from excerpt.ingest.code.tsql_merge import one_per_object
+from excerpt.ingest.documents.text import read_text_file
 from excerpt.types import Document, Edge, IngestIssue, Node
 
 __all__ = ["CODE_SUFFIXES", "load_code_source"]
@@ -158,7 +159,7 @@ def _read_one(path: Path, doc_id: str, root: Path | None, found: dict[str, _File
 
 def _load_sql(files: list[_File], corpus: LoadedCorpus,
               objects: list[tuple[_File, CodeObject]]) -> set[Triple]:
-    """SQL documents and objects (one per object id, :mod:`excerpt.ingest.tsql_merge`);
+    """SQL documents and objects (one per object id, :mod:`excerpt.ingest.code.tsql_merge`);
     returns their edges."""
     found: list[tuple[_File, CodeObject, set[tuple[str, str]], bool]] = []
     edges: set[Triple] = set()

@@ -19,24 +19,25 @@ and the trigger tables ``inserted`` / ``deleted`` are never targets.
 
 A procedure's, function's or trigger's body (after its header's ``AS``) is not handed to sqlglot
 whole: T-SQL control flow fools it (``BEGIN TRY EXEC dbo.p;`` parses as a BEGIN aliased TRY,
-and the EXEC is lost).  :mod:`excerpt.ingest.tsql_flow` cuts the body into its statements with
+and the EXEC is lost).  :mod:`excerpt.ingest.code.tsql_flow` cuts the body into its statements with
 the control-flow words taken out, each statement is parsed alone, and the dynamic SQL the body
-spells out (:mod:`excerpt.ingest.tsql_dynamic`) is read as SQL too; dynamic SQL built at run
+spells out (:mod:`excerpt.ingest.code.tsql_dynamic`) is read as SQL too; dynamic SQL built at run
 time is counted in the node's metadata ``unresolved_dynamic_sql`` and listed in
 ``SqlFile.unresolved``, never guessed.  A table, index or synonym statement ends where the
 script's statement ends (``IF … BEGIN CREATE TABLE … END``: before the END), and one created
-under ``IF`` / ``WHILE`` is marked in ``SqlFile.guarded`` (:mod:`excerpt.ingest.tsql_merge` keeps
+under ``IF`` / ``WHILE`` is marked in ``SqlFile.guarded``
+(:mod:`excerpt.ingest.code.tsql_merge` keeps
 one node per object).  SQL Server's own objects (``sys``, ``INFORMATION_SCHEMA``, built-in table
-functions, system procedures: :func:`excerpt.ingest.tsql_scan.is_builtin`) are no targets.
+functions, system procedures: :func:`excerpt.ingest.code.tsql_scan.is_builtin`) are no targets.
 
 sqlglot does not model all of T-SQL.  A statement it does not know comes back as an
 ``exp.Command`` of raw text (procedure bodies without ``;``, TRY/CATCH, cursors, CREATE
-TRIGGER); that text is read by :mod:`excerpt.ingest.tsql_scan` from its tokens.  Some valid
+TRIGGER); that text is read by :mod:`excerpt.ingest.code.tsql_scan` from its tokens.  Some valid
 batches make it raise :class:`ParseError` instead (``INSERT … EXEC``, ``IF … RAISERROR``
 without ``;``): when the batch's parentheses and BEGIN / CASE … END blocks balance, it is read
 from its tokens the same way.  A batch that raises and does not balance, cannot be tokenized,
 or holds a misspelled statement or object type that sqlglot would keep as raw text
-(``CREATE TABL``, :mod:`excerpt.ingest.tsql_check`) is reported with its line and skipped; the
+(``CREATE TABL``, :mod:`excerpt.ingest.code.tsql_check`) is reported with its line and skipped; the
 file's other batches are still read.
 """
 
@@ -54,11 +55,18 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from excerpt.ingest._code_text import CodeObject, leading_comment_start, sql_id
-from excerpt.ingest.tsql_check import misspelling, names_a_permission
-from excerpt.ingest.tsql_dynamic import dynamic_sql
-from excerpt.ingest.tsql_flow import Statement, body_start, split
-from excerpt.ingest.tsql_scan import PSEUDO_TABLES, balanced, is_builtin, name_at, scan, tokenize
+from excerpt.ingest.code.text import CodeObject, leading_comment_start, sql_id
+from excerpt.ingest.code.tsql_check import misspelling, names_a_permission
+from excerpt.ingest.code.tsql_dynamic import dynamic_sql
+from excerpt.ingest.code.tsql_flow import Statement, body_start, split
+from excerpt.ingest.code.tsql_scan import (
+    PSEUDO_TABLES,
+    balanced,
+    is_builtin,
+    name_at,
+    scan,
+    tokenize,
+)
 
 __all__ = ["SqlFile", "read_sql"]
 
@@ -201,7 +209,7 @@ def _body(h: _Header, tokens: list[Token]) -> int | None:
 
 def _read_body(sql: str, tokens: list[Token], lo: int, hi: int, at: _At, nesting: int = 0
                ) -> tuple[set[tuple[str, Parts]], list[int]]:
-    """Relations of the statements of ``tokens[lo:hi]`` (see :mod:`excerpt.ingest.tsql_flow`),
+    """Relations of the statements of ``tokens[lo:hi]`` (see :mod:`excerpt.ingest.code.tsql_flow`),
     each parsed alone, with those of the dynamic SQL they run; and the token indexes of the
     dynamic ``EXEC`` whose text cannot be known."""
     statements, problems = split(tokens, lo, hi)

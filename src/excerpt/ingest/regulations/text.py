@@ -30,7 +30,7 @@ Article numbers must increase inside a regulation (and inside each 부칙): a he
 not (a table cell, a quoted form) stays text of the part it is in and is reported.  Irregular
 numbers (``제15조 1 (…)``, ``제10조2 (…)``) are read as 제N조의M and reported.  Line numbers in
 issues are 1-based.  What a single line is (a heading, a contents entry, a note) is decided in
-_regulation_lines.py; this module builds the book from them.
+lines.py; this module builds the book from them.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from excerpt.ingest._regulation_lines import (
+from excerpt.ingest.regulations.lines import (
     ABOLISHED_MARK,
     ADDENDUM,
     MAX_NAME,

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from excerpt.ingest._regulation_text import NAME_SUFFIXES, name_key
+from excerpt.ingest.regulations.text import NAME_SUFFIXES, name_key
 from excerpt.types import Edge, Node
 
 CITES = "cites"

@@ -4,7 +4,7 @@ sqlglot parses single statements well but misreads T-SQL control flow: ``BEGIN T
 comes back as a ``BEGIN`` with the alias ``TRY`` and the EXEC is lost, and a body whose
 statements are not ended by ``;`` (T-SQL does not require it) makes it raise.  So a body is cut
 here, from sqlglot's own tokens, into the statements T-SQL would run, and each is handed to
-sqlglot alone (:mod:`excerpt.ingest.tsql`).
+sqlglot alone (:mod:`excerpt.ingest.code.tsql`).
 
 What is taken out: ``BEGIN … END`` blocks, ``BEGIN TRY`` / ``END TRY`` / ``BEGIN CATCH`` /
 ``END CATCH``, ``ELSE``, statement labels (``retry:``) and ``;``.  ``IF`` and ``WHILE`` give their

@@ -24,7 +24,7 @@ For each file:
   ``pgN:back:0000``, ``pgN:body:0000``.  Node metadata: ``book`` and/or ``chapter`` (ints),
   ``author``, ``division`` (the id segment), ``chunk`` and ``part`` (``body``, or the apparatus
   it belongs to: ``contents``, ``front``, ``argument``, ``back``, ``notes``, ``index``; see
-  :mod:`excerpt.ingest.book_parts`).
+  :mod:`excerpt.ingest.books.parts`).
 
 Node ``start``/``end`` are offsets into the document's body text (decoded, newline-normalised,
 boilerplate stripped), not into a division; ``node.text == body[start:end]``.
@@ -53,7 +53,7 @@ from excerpt.ingest._common import (
     walk_files,
 )
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.book_parts import part_of, part_spans
+from excerpt.ingest.books.parts import part_of, part_spans
 from excerpt.ingest.chunking import chunk_spans
 from excerpt.types import Document, Node
 

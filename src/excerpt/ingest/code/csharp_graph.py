@@ -15,8 +15,8 @@ the code in its body, a type for its base list and fields) and ends at a parsed 
   not parsed (``SqlCommand cmd``) links nowhere.
 * ``Executes``, ``ReadsFrom``, ``WritesTo`` to ``SQL:<schema>.<name>``: from SQL the code sends
   to the database in a command context (EF ``FromSql…`` / ``ExecuteSql…`` / ``SqlQuery``,
-  ADO.NET commands and ``CommandText``, Dapper), read as :mod:`excerpt.ingest.csharp_sql`
-  explains; and from Entity Framework ``DbSet`` use (:mod:`excerpt.ingest.csharp_ef` maps
+  ADO.NET commands and ``CommandText``, Dapper), read as :mod:`excerpt.ingest.code.csharp_sql`
+  explains; and from Entity Framework ``DbSet`` use (:mod:`excerpt.ingest.code.csharp_ef` maps
   entities to tables): ``ctx.Orders.Add/AddRange/Update/UpdateRange/Remove/RemoveRange(…)``,
   ``ExecuteUpdate/ExecuteDelete(…)`` and ``Attach`` in a member that calls ``SaveChanges``
   write the DbSet's tables, any other use (``Where``, ``Find``, ``ToListAsync``, ``from x in
@@ -26,19 +26,19 @@ the code in its body, a type for its base list and fields) and ends at a parsed 
   context with a DbSet of that name maps it to the same tables.
 * ``Mentions``: a string literal outside every command context that names a procedure
   (``"EXEC dbo.x"`` in it, or equal to a parsed procedure's name): never ``Executes``.
-* ``MapsTo``: an entity class to its table (:mod:`excerpt.ingest.csharp_ef`).
+* ``MapsTo``: an entity class to its table (:mod:`excerpt.ingest.code.csharp_ef`).
 
-Type names are resolved by :class:`excerpt.ingest.csharp_index.CsIndex`.
+Type names are resolved by :class:`excerpt.ingest.code.csharp_index.CsIndex`.
 """
 
 from __future__ import annotations
 
 from tree_sitter import Node
 
-from excerpt.ingest.csharp import CsFile, node_text, own_nodes
-from excerpt.ingest.csharp_ef import EfModel, Site, read_ef_model
-from excerpt.ingest.csharp_index import CsIndex, scope_of, type_names
-from excerpt.ingest.csharp_sql import (
+from excerpt.ingest.code.csharp import CsFile, node_text, own_nodes
+from excerpt.ingest.code.csharp_ef import EfModel, Site, read_ef_model
+from excerpt.ingest.code.csharp_index import CsIndex, scope_of, type_names
+from excerpt.ingest.code.csharp_sql import (
     STRINGS,
     Texts,
     command_at,

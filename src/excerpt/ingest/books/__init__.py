@@ -1,0 +1,1 @@
+"""Books: Project Gutenberg texts and books without that frame, their parts and editions."""

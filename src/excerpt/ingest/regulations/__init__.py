@@ -1,0 +1,1 @@
+"""Regulation books: the text layout with its table of contents, and HWPX files."""
