@@ -18,8 +18,8 @@ Node metadata of these formats (the contract the chunker writes and citations, t
   heading on the path (``["2", "2.1"]``), so "in section 2" finds 2.1 as well.
 - ``page``: the 1-based page of the node's first block (PDF); ``page_end``: its last page when
   the node spans pages; ``pages``: every page the node touches (``[11, 12]``), so "on page 12"
-  finds a node that starts on page 11; ``page_label``: the page's printed label when the PDF gives labels
-  that differ from the page number (``"iv"``).
+  finds a node that starts on page 11; ``page_label``: the page's printed label when the PDF
+  gives labels that differ from the page number (``"iv"``).
 - ``chapter``: the 1-based position of an EPUB chapter in the spine order; ``chapter_title``:
   its title.
 """
