@@ -11,11 +11,11 @@ from excerpt.cli.main import (
     emit,
     handles_errors,
     json_option,
-    make_principal,
-    parse_metadata,
+    local_scope,
     principal_options,
 )
-from excerpt.types import SEARCH_MODES, Filters
+from excerpt.scope import Scope
+from excerpt.types import SEARCH_MODES
 
 
 @cli.command()
@@ -66,8 +66,8 @@ def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_
     passages found, an answer whose every sentence cites them as [n], and the citations."""
     engine = ctx.obj["engine"]
     options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr)
-    filters = Filters(collection, snapshot_id, snapshot_set, parse_metadata(where))
-    principal = make_principal(acl_tags, clearances, all_access)
+    filters, principal = local_scope(Scope(collection, snapshot_id, snapshot_set, where,
+                                           acl_tags, clearances, all_access))
     client = _llm_client() if llm else None
 
     def run(text: str) -> Any:

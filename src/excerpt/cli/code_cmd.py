@@ -13,13 +13,14 @@ from excerpt.cli.main import (
     emit,
     handles_errors,
     json_option,
-    make_principal,
+    local_scope,
     principal_options,
 )
 from excerpt.context import PRIORITIZATIONS
 from excerpt.engine import Engine
 from excerpt.graph.expand import DIRECTIONS
-from excerpt.types import SEARCH_MODES, Filters, SearchMode
+from excerpt.scope import Scope
+from excerpt.types import SEARCH_MODES, SearchMode
 
 direction_option = click.option(
     "--direction", type=click.Choice(DIRECTIONS), default="out", show_default=True,
@@ -52,8 +53,9 @@ def graph(ctx: click.Context, seeds: tuple[str, ...], collection: str, snapshot_
     """Expand SEEDS along their dependency edges, inside the caller's rights."""
     engine: Engine = ctx.obj["engine"]
     limits = engine.graph_limits(max_depth, max_nodes, allow, seed_only, direction)
-    result = engine.graph(list(seeds), Filters(collection, snapshot_id, snapshot_set),
-                          make_principal(acl_tags, clearances, all_access), limits)
+    filters, principal = local_scope(Scope(collection, snapshot_id, snapshot_set, (),
+                                           acl_tags, clearances, all_access))
+    result = engine.graph(list(seeds), filters, principal, limits)
 
     def human() -> None:
         for node_id, depth in result.nodes:
@@ -115,10 +117,10 @@ def context(ctx: click.Context, seeds: tuple[str, ...], graph_ids: tuple[str, ..
         raise click.UsageError("give --budget-tokens or --budget-from-settings, not both")
     engine: Engine = ctx.obj["engine"]
     limits = engine.graph_limits(max_depth, max_nodes, allow, direction=direction)
-    result = engine.context(list(seeds), list(graph_ids),
-                            Filters(collection, snapshot_id, snapshot_set),
-                            make_principal(acl_tags, clearances, all_access),
-                            budget_tokens, max_chars, prioritization, query, mode, k, limits)
+    filters, principal = local_scope(Scope(collection, snapshot_id, snapshot_set, (),
+                                           acl_tags, clearances, all_access))
+    result = engine.context(list(seeds), list(graph_ids), filters, principal, budget_tokens,
+                            max_chars, prioritization, query, mode, k, limits)
 
     def human() -> None:
         for n in result.node_texts:

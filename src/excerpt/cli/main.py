@@ -19,11 +19,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from excerpt.engine import EMBEDDERS, Engine
-from excerpt.errors import ExcerptError
+from excerpt.errors import ExcerptError, InputError
 from excerpt.ingest import FORMATS
 from excerpt.scope import Rights, Scope
 from excerpt.settings import Settings, load_settings
-from excerpt.types import SEARCH_MODES, Filters, Principal, parse_where
+from excerpt.types import SEARCH_MODES, Filters, Principal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -91,6 +91,16 @@ def make_principal(acl_tags: tuple[str, ...], clearances: tuple[str, ...],
                    all_access: bool) -> Principal:
     return Scope(acl_tag=acl_tags, clearance=clearances,
                  all_access=all_access).principal(LOCAL_RIGHTS)
+
+
+def local_scope(scope: Scope) -> tuple[Filters, Principal]:
+    """The filters and principal of a command's scope options (:mod:`excerpt.scope`, the
+    model the HTTP bodies, MCP tools and chat read too); a bad ``--where`` is a usage error."""
+    try:
+        filters = scope.filters()
+    except InputError as exc:
+        raise click.BadParameter(str(exc).removeprefix("where: "), param_hint="--where") from None
+    return filters, scope.principal(LOCAL_RIGHTS)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -247,13 +257,6 @@ def snapshot_set(ctx: click.Context, name: str, snapshot_ids: tuple[str, ...],
     emit(ctx, payload, lambda: click.echo(f"set {name}: {', '.join(payload['snapshot_ids'])}"))
 
 
-def parse_metadata(pairs: tuple[str, ...]) -> dict[str, Any]:
-    try:
-        return parse_where(pairs)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--where") from None
-
-
 @cli.command()
 @click.argument("query")
 @click.option("--collection", default="default", show_default=True,
@@ -279,8 +282,8 @@ def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | 
            rerank: str | None, acl_tags: tuple[str, ...], clearances: tuple[str, ...],
            all_access: bool) -> None:
     """Search a collection within the caller's access rights."""
-    filters = Filters(collection, snapshot_id, snapshot_set, parse_metadata(where))
-    principal = make_principal(acl_tags, clearances, all_access)
+    filters, principal = local_scope(Scope(collection, snapshot_id, snapshot_set, where,
+                                           acl_tags, clearances, all_access))
     result = ctx.obj["engine"].search(query, filters, principal, mode, k, reranker=rerank)
     payload = result.to_json()
 

@@ -61,7 +61,7 @@ from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
 from excerpt.server.stream import StreamWork, ask_events
 from excerpt.server.uploads import Uploads, receive, renamed, upload_name
-from excerpt.types import Filters, SearchMode, check_where
+from excerpt.types import Filters, Principal, SearchMode, check_where
 
 MAX_UPLOAD = 200 * 1024 * 1024
 _HTTP_KINDS = {400: "input", 404: "not_found", 405: "method_not_allowed", 413: "input"}
@@ -173,18 +173,18 @@ def create_app(engine: Engine, keys: KeyRing,
                all_access: bool = False,
                who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         """`excerpt search`: the same options (``where`` as KEY=VALUE, repeatable)."""
-        principal = who.narrowed(acl_tag, clearance, all_access)
-        filters = Filters(collection, snapshot, snapshot_set, _where(where))
+        filters, principal = _read(Scope(collection, snapshot, snapshot_set, where, acl_tag,
+                                         clearance, all_access), who)
         result = engine.search(q, filters, principal, mode, k, reranker=rerank)
         return JSONResponse(result.to_json())
 
     @app.post("/v1/ask", responses=errors(400, 401, 403, 404, 502, 503))
     def ask(body: AskBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
-        principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
+        filters, principal = _read(body.scope(), who)
         options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr)
 
         def run(question: str) -> Any:
-            return engine.ask(question, _filters(body), principal, body.mode,
+            return engine.ask(question, filters, principal, body.mode,
                               options, body.rerank, record=body.explain)
 
         if body.conversation is None:
@@ -199,9 +199,8 @@ def create_app(engine: Engine, keys: KeyRing,
     def ask_stream(body: AskBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
         """Server-sent events: "stage" events as the pipeline runs, then one "answer" event
         whose data is exactly the POST /v1/ask response."""
-        principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
+        filters, principal = _read(body.scope(), who)
         options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr)
-        filters = _filters(body)
         # What can be refused before the stream starts is an HTTP status, not an error event.
         check_where(filters.metadata)
         engine.resolve(filters, principal)
@@ -215,16 +214,14 @@ def create_app(engine: Engine, keys: KeyRing,
 
     @app.post("/v1/graph", responses=errors(400, 401, 403, 404, 503))
     def graph(body: GraphBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
-        principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
+        filters, principal = _read(body.scope(), who)
         limits = engine.graph_limits(body.max_depth, body.max_nodes, body.allow or (),
                                      body.seed_only, body.direction)
-        filters = Filters(body.collection, body.snapshot, body.snapshot_set)
         return JSONResponse(engine.graph(body.seeds, filters, principal, limits).to_json())
 
     @app.post("/v1/context", responses=errors(400, 401, 403, 404, 503))
     def context(body: ContextBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
-        principal = who.narrowed(body.acl_tag, body.clearance, body.all_access)
-        filters = Filters(body.collection, body.snapshot, body.snapshot_set)
+        filters, principal = _read(body.scope(), who)
         limits = engine.graph_limits(body.max_depth, body.max_nodes, body.allow or (),
                                      direction=body.direction)
         return JSONResponse(engine.context(body.seeds, body.graph, filters, principal,
@@ -291,12 +288,9 @@ def create_app(engine: Engine, keys: KeyRing,
     return app
 
 
-def _where(pairs: Sequence[str]) -> dict[str, Any]:
-    return dict(Scope(where=pairs).filters().metadata)
-
-
-def _filters(body: AskBody) -> Filters:
-    return Scope(body.collection, body.snapshot, body.snapshot_set, body.where).filters()
+def _read(scope: Scope, who: Caller) -> tuple[Filters, Principal]:
+    """What a request reads and as whom: its scope against the key's rights."""
+    return scope.filters(), scope.principal(who.rights())
 
 
 def _require(who: Caller, roles: tuple[str, ...]) -> None:

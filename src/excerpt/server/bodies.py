@@ -17,6 +17,7 @@ from excerpt.errors import InputError
 from excerpt.graph.expand import Direction
 from excerpt.ingest import FORMATS
 from excerpt.memory.intents import INTENTS
+from excerpt.scope import Scope
 from excerpt.types import SearchMode
 
 MAX_QUERY = 2000
@@ -73,13 +74,27 @@ def choice(names: Sequence[str]) -> str:
     return "^(" + "|".join(re.escape(n) for n in names) + ")$"
 
 
-class AskBody(Body):
-    """POST /v1/ask: the CLI's option names."""
+class ScopedBody(Body):
+    """A body that reads a collection: the fields of :class:`excerpt.scope.Scope` (the CLI's
+    options, the MCP tools' arguments), read through :meth:`scope` and nowhere else."""
 
-    question: str = Field(..., min_length=1, max_length=MAX_QUERY)
     collection: str = "default"
     snapshot: str | None = None
     snapshot_set: str | None = None
+    acl_tag: list[str] | None = None
+    clearance: list[str] | None = None
+    all_access: StrictBool = False
+
+    def scope(self) -> Scope:
+        where = getattr(self, "where", ())
+        return Scope(self.collection, self.snapshot, self.snapshot_set, tuple(where),
+                     self.acl_tag, self.clearance, self.all_access)
+
+
+class AskBody(ScopedBody):
+    """POST /v1/ask: the CLI's option names."""
+
+    question: str = Field(..., min_length=1, max_length=MAX_QUERY)
     where: list[str] = Field(default_factory=list, max_length=MAX_K)
     mode: SearchMode = "hybrid"
     # None: the server's settings (ask_doc_limit, ask_max_quotes, reranker), as the CLI does
@@ -90,29 +105,20 @@ class AskBody(Body):
     mmr: StrictBool = False
     explain: StrictBool = False
     conversation: str | None = Field(None, min_length=1, max_length=200)
-    acl_tag: list[str] | None = None
-    clearance: list[str] | None = None
-    all_access: StrictBool = False
 
 
-class GraphBody(Body):
+class GraphBody(ScopedBody):
     """POST /v1/graph: seeds and limits, as `excerpt graph` takes them."""
 
     seeds: list[str] = Field(..., min_length=1, max_length=MAX_K)
-    collection: str = "default"
-    snapshot: str | None = None
-    snapshot_set: str | None = None
     max_depth: int | None = Field(None, ge=0, le=10)  # None: the server's settings
     max_nodes: int | None = Field(None, ge=1, le=10_000)
     allow: list[str] | None = Field(None, max_length=100)
     seed_only: StrictBool = False
     direction: Direction = "out"
-    acl_tag: list[str] | None = None
-    clearance: list[str] | None = None
-    all_access: StrictBool = False
 
 
-class ContextBody(Body):
+class ContextBody(ScopedBody):
     """POST /v1/context: seed and graph ids and budgets, as `excerpt context` takes them;
     ``query`` searches (``mode``, ``k``), expands the hits (``max_depth``, ``max_nodes``,
     ``allow``, ``direction``) and packs them."""
@@ -126,15 +132,9 @@ class ContextBody(Body):
     max_nodes: int | None = Field(None, ge=1, le=10_000)
     allow: list[str] | None = Field(None, max_length=100)
     direction: Direction = "out"
-    collection: str = "default"
-    snapshot: str | None = None
-    snapshot_set: str | None = None
     budget_tokens: int | None = Field(None, ge=1, le=1_000_000)
     max_chars: int | None = Field(None, ge=0, le=10_000_000)
     prioritization: Prioritization | None = None
-    acl_tag: list[str] | None = None
-    clearance: list[str] | None = None
-    all_access: StrictBool = False
 
 
 class MemoryBody(Body):

@@ -48,7 +48,6 @@ from excerpt.compose.ask import AskResult
 from excerpt.compose.followup import Resolution, resolve
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError
-from excerpt.scope import Scope
 from excerpt.server import chat_wire as wire
 from excerpt.server.errors import status
 from excerpt.server.keys import Caller, KeyRing
@@ -114,15 +113,14 @@ class _Ask:
     def __init__(self, engine: Engine, body: wire.ChatBody, who: Caller) -> None:
         extra = body.excerpt
         self.engine = engine
-        self.principal = Scope(acl_tag=extra.acl_tag, clearance=extra.clearance,
-                               all_access=extra.all_access).principal(who.rights())
         collection = wire.collection_of(body.model)
+        scope = extra.scope(collection or "")
+        self.principal = scope.principal(who.rights())
         if collection is None or _model(engine, collection, self.principal) is None:
             raise wire.unknown_model(body.model)
         question, turns = wire.conversation(body.messages)
         self.resolution: Resolution = resolve(question, turns)
-        self.filters = Scope(collection, extra.snapshot, extra.snapshot_set,
-                             extra.where).filters()
+        self.filters = scope.filters()
         check_where(self.filters.metadata)
         self.mode = extra.mode
         self.options = engine.ask_options()  # the settings', as every interface

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from excerpt.compose.ask import AskResult
 from excerpt.compose.followup import Resolution
+from excerpt.scope import Scope
 from excerpt.server.bodies import MAX_K, MAX_QUERY, NoNul
 from excerpt.types import SearchMode
 
@@ -80,6 +81,11 @@ class Options(BaseModel):
     acl_tag: list[str] | None = None
     clearance: list[str] | None = None
     all_access: StrictBool = False
+
+    def scope(self, collection: str) -> Scope:
+        """The scope of the ask: the model's collection and these fields."""
+        return Scope(collection, self.snapshot, self.snapshot_set, tuple(self.where),
+                     self.acl_tag, self.clearance, self.all_access)
 
 
 class ChatBody(_Open, NoNul):
