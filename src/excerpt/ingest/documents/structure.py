@@ -1,0 +1,214 @@
+"""One chunker for every structured format: a :class:`StructuredDoc`'s blocks -> nodes.
+
+The document's cleaned text is its blocks' texts joined by ``"\\n\\n"`` (blank blocks left
+out), and a node is a span of it (``node.text == text[start:end]``), so a quote can always be
+found again in the document.  Nodes are cut where the structure allows, not where a character
+count falls:
+
+- blocks are packed in order into nodes of about ``options.chunk_chars``;
+- a heading is never the last block of a node: it goes with the block after it (only a heading
+  that ends the document has nothing to go with);
+- a heading of level 1 or 2, and a new EPUB chapter, start a new node, so a node does not
+  straddle two sections of the top of the outline;
+- a table row and a code block are never split: one longer than the budget is a node of its
+  own, whole (a search hit on half a row or half a function is not an answer);
+- a paragraph, list item or footnote longer than the budget is cut at sentence, line or word
+  boundaries by :func:`excerpt.ingest.chunking.chunk_spans`, with its overlap (metadata
+  ``overlap`` as in plain text), so the pieces of one long paragraph share a little context.
+
+Every node carries the metadata contract of :mod:`excerpt.ingest.documents.blocks`, taken from
+its first block (``pages``/``page_end`` from all of them), and the import's security labels.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from excerpt.ingest._common import labels, normalize_newlines
+from excerpt.ingest.base import LoadOptions
+from excerpt.ingest.chunking import chunk_spans
+from excerpt.ingest.documents.blocks import Block, StructuredDoc
+from excerpt.types import Document, Node
+
+__all__ = ["BLOCK_SEPARATOR", "cleaned_text", "nodes_of", "section_number"]
+
+BLOCK_SEPARATOR = "\n\n"
+_UNSPLITTABLE = ("table_row", "code")
+_TOP_LEVEL = 2  # headings of level 1..2 start a new node
+# "2.1 Requirements", "Section 3: Scope", "Chapter 4. Tools", "§ 5 Fees", "12) Terms"
+_NUMBER = re.compile(
+    r"^\s*(?:(?:section|chapter|part|article|appendix|§)\s*)?(\d{1,3}(?:\.\d{1,3})*)(?:[.):]|\s|$)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class _Atom:
+    """A packing unit: a whole block, or one piece of a long paragraph."""
+
+    block: int  # index into the kept blocks
+    start: int  # where the piece starts, its overlap included
+    core_start: int  # where it starts without its overlap
+    end: int
+
+
+def section_number(heading: str) -> str | None:
+    """The number that opens a heading (``"2.1"`` for "2.1 Requirements"), or None."""
+    m = _NUMBER.match(heading)
+    return m.group(1) if m else None
+
+
+def cleaned_text(blocks: list[Block]) -> tuple[str, list[Block], list[int]]:
+    """``(text, kept_blocks, starts)``: the non-blank blocks, trimmed, joined by ``"\\n\\n"``,
+    and where each kept block starts in that text.
+
+    A block is trimmed of surrounding white space (a code block only of blank lines before it
+    and white space after it: its first line's indentation is code), and its line endings are
+    normalised to ``"\\n"``, so every node starts and ends on text.
+    """
+    kept = [b for b in (_trimmed(b) for b in blocks) if b.text]
+    starts: list[int] = []
+    pos = 0
+    for b in kept:
+        starts.append(pos)
+        pos += len(b.text) + len(BLOCK_SEPARATOR)
+    return BLOCK_SEPARATOR.join(b.text for b in kept), kept, starts
+
+
+def _trimmed(block: Block) -> Block:
+    text = normalize_newlines(block.text)
+    if block.kind == "code":
+        text = text.rstrip()
+        text = text[text.rfind("\n", 0, len(text) - len(text.lstrip())) + 1 :]
+    else:
+        text = text.strip()
+    return block if text == block.text else replace(block, text=text)
+
+
+def nodes_of(doc: StructuredDoc, source: str, options: LoadOptions) -> tuple[Document, list[Node]]:
+    """The document and its nodes (see the module docstring); ids ``f"{doc_id}:{i:04d}"``."""
+    text, blocks, starts = cleaned_text(doc.blocks)
+    fmt = str(doc.metadata.get("format", "document"))
+    document = Document(
+        id=doc.doc_id,
+        title=doc.title,
+        source=source,
+        metadata={**doc.metadata, "path": doc.doc_id, "format": fmt, "chars": len(text)},
+    )
+    atoms = _atoms(text, blocks, starts, options)
+    paths = _heading_paths(blocks)
+    acl = labels(options.acl_tags)
+    classes = labels(options.classification_labels)
+    nodes: list[Node] = []
+    for i, group in enumerate(_pack(atoms, blocks, options.chunk_chars)):
+        first, last = group[0], group[-1]
+        meta: dict[str, Any] = {"path": doc.doc_id, "format": fmt, "chunk": i}
+        if first.core_start > first.start:
+            meta["overlap"] = first.core_start - first.start
+        meta.update(_where(blocks[first.block : last.block + 1], paths[first.block]))
+        nodes.append(
+            Node(
+                id=f"{doc.doc_id}:{i:04d}",
+                document_id=doc.doc_id,
+                text=text[first.start : last.end],
+                title=doc.title,
+                source=source,
+                start=first.start,
+                end=last.end,
+                acl_tags=acl,
+                classification_labels=classes,
+                metadata=meta,
+            )
+        )
+    return document, nodes
+
+
+def _atoms(text: str, blocks: list[Block], starts: list[int], options: LoadOptions) -> list[_Atom]:
+    """Whole blocks, except that a splittable block longer than the budget becomes its pieces."""
+    out: list[_Atom] = []
+    for k, (block, start) in enumerate(zip(blocks, starts, strict=True)):
+        if len(block.text) <= options.chunk_chars or block.kind in (*_UNSPLITTABLE, "heading"):
+            out.append(_Atom(k, start, start, start + len(block.text)))
+            continue
+        for span in chunk_spans(block.text, options.chunk_chars, options.overlap_chars):
+            out.append(_Atom(k, start + span.start, start + span.core_start, start + span.end))
+    return out
+
+
+def _pack(atoms: list[_Atom], blocks: list[Block], budget: int) -> list[list[_Atom]]:
+    """Greedy packing by the rules of the module docstring."""
+    groups: list[list[_Atom]] = []
+    current: list[_Atom] = []
+    for atom in atoms:
+        if current:
+            block, before = blocks[atom.block], blocks[current[-1].block]
+            if block.chapter != before.chapter:  # headings that end a chapter stay in it
+                groups.append(current)
+                current = []
+            elif _top_heading(block) or atom.end - current[0].start > budget:
+                # the headings that end the node go with this block (if only headings so far,
+                # they all stay with it, over budget if need be)
+                pending = _trailing_headings(current, blocks)
+                if len(pending) < len(current):
+                    groups.append(current[: len(current) - len(pending)])
+                    current = pending
+        current.append(atom)
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _top_heading(block: Block) -> bool:
+    return block.kind == "heading" and block.level <= _TOP_LEVEL
+
+
+def _trailing_headings(group: list[_Atom], blocks: list[Block]) -> list[_Atom]:
+    """The headings that end ``group`` (all of it when it holds only headings)."""
+    n = len(group)
+    while n and blocks[group[n - 1].block].kind == "heading":
+        n -= 1
+    return group[n:]
+
+
+def _heading_paths(blocks: list[Block]) -> list[tuple[str, ...]]:
+    """The heading path at each block (a heading's own path ends with itself)."""
+    stack: list[tuple[int, str]] = []
+    chapter: int | None = None
+    out: list[tuple[str, ...]] = []
+    for block in blocks:
+        if block.chapter != chapter:  # a new chapter's outline starts afresh
+            stack, chapter = [], block.chapter
+        if block.kind == "heading":
+            while stack and stack[-1][0] >= block.level:
+                stack.pop()
+            stack.append((block.level, " ".join(block.text.split())))
+        out.append(tuple(title for _, title in stack))
+    return out
+
+
+def _where(blocks: list[Block], path: tuple[str, ...]) -> dict[str, Any]:
+    """Section, page and chapter metadata of a node made of ``blocks`` (first one's path)."""
+    meta: dict[str, Any] = {}
+    first = blocks[0]
+    if path:
+        meta["section"] = " > ".join(path)
+        meta["headings"] = list(path)
+        numbers = [n for n in (section_number(h) for h in path) if n is not None]
+        if numbers:
+            meta["section_number"] = numbers[-1]
+            meta["section_numbers"] = numbers
+    pages = sorted({b.page for b in blocks if b.page is not None})
+    if first.page is not None:
+        meta["page"] = first.page
+        if pages[-1] != first.page:
+            meta["page_end"] = pages[-1]
+        meta["pages"] = pages
+        if first.page_label is not None and first.page_label != str(first.page):
+            meta["page_label"] = first.page_label
+    if first.chapter is not None:
+        meta["chapter"] = first.chapter
+        if first.chapter_title:
+            meta["chapter_title"] = first.chapter_title
+    return meta
