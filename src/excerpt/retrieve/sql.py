@@ -31,6 +31,7 @@ import numpy.typing as npt
 from excerpt.graph.expand import NodeStatus
 from excerpt.retrieve.view import Candidate
 from excerpt.store.base import SnapshotInfo
+from excerpt.store.pg_where import metadata_test
 from excerpt.store.postgres import vector_text
 from excerpt.types import Edge, Principal
 
@@ -94,9 +95,10 @@ class SqlView:
                            "m.snapshot_id = ANY(%s::text[]) AND array_position(%s::text[], "
                            "m.snapshot_id) > array_position(%s::text[], n.snapshot_id))")
             params += [self.shadowing] * 3
-        for key, value in sorted(self.metadata.items()):
-            clauses.append("(n.metadata -> %s)::jsonb = %s::jsonb")
-            params += [key, json.dumps(value)]
+        for key, value in sorted(self.metadata.items()):  # equal, or a list holding it
+            test, args = metadata_test("n.metadata", key, value)
+            clauses.append(test)
+            params += args
         return " AND ".join(clauses) or "TRUE", params
 
     def where(self) -> tuple[str, list[Any]]:

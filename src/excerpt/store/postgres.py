@@ -28,6 +28,7 @@ from excerpt.errors import DependencyError, InputError, StoreError
 from excerpt.store._records import RecordQueries
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.deletion import delete_statements
+from excerpt.store.pg_where import metadata_test
 from excerpt.store.segment import Segment
 
 if TYPE_CHECKING:
@@ -255,9 +256,11 @@ class PostgresStore(RecordQueries):
         return [found[i] for i in ids if i in found]
 
     def metadata_ordinals(self, snapshot_id: str, key: str, value: Any) -> list[int]:
-        rows = self.query("SELECT ordinal FROM nodes WHERE snapshot_id = %s AND "
-                          "(metadata -> %s)::jsonb = %s::jsonb ORDER BY ordinal",
-                          (snapshot_id, key, json.dumps(value)))
+        """Ordinals whose metadata ``key`` equals ``value`` or is a list holding it
+        (:mod:`excerpt.store.pg_where`, as SQLiteStore.metadata_ordinals)."""
+        test, args = metadata_test("metadata", key, value)
+        rows = self.query(f"SELECT ordinal FROM nodes WHERE snapshot_id = %s AND {test} "
+                          "ORDER BY ordinal", (snapshot_id, *args))
         return [r[0] for r in rows]
 
     def edges(self, snapshot_id: str) -> list[Edge]:

@@ -320,18 +320,23 @@ class SQLiteStore(RecordQueries):
     def metadata_ordinals(self, snapshot_id: str, key: str, value: Any) -> list[int]:
         """Ordinals whose metadata ``key`` equals ``value`` (a string, number or bool, as
         types.check_where admits) with its JSON type: true is not 1 and "1" is not 1, as in
-        PostgreSQL's jsonb equality."""
+        PostgreSQL's jsonb equality; or is a list holding such a value (a document's
+        ``pages`` [11, 12] matches 12, its ``section_numbers`` ["2", "2.1"] matches "2")."""
         path = f'$."{key}"'
-        args: tuple[Any, ...]
-        if isinstance(value, bool):
-            test, args = "json_type(metadata, ?) = ?", (path, "true" if value else "false")
+        value_args: tuple[Any, ...]
+        if isinstance(value, bool):  # the JSON type says it all
+            types, equal, value_args = ("('true')", "('false')")[not value], "", ()
         else:
             types = "('text')" if isinstance(value, str) else "('integer', 'real')"
-            test = f"json_type(metadata, ?) IN {types} AND json_extract(metadata, ?) = ?"
-            args = (path, path, value)
+            equal, value_args = " AND {} = ?", (value,)
+        scalar = f"json_type(metadata, ?) IN {types}" + equal.format("json_extract(metadata, ?)")
+        listed = (f"json_type(metadata, ?) = 'array' AND EXISTS (SELECT 1 FROM json_each("
+                  f"metadata, ?) AS e WHERE e.type IN {types}" + equal.format("e.value") + ")")
+        scalar_args = (path, path, *value_args) if value_args else (path,)
         rows = self._conn.execute(
-            f"SELECT ordinal FROM nodes WHERE snapshot_id = ? AND {test} ORDER BY ordinal",
-            (snapshot_id, *args),
+            f"SELECT ordinal FROM nodes WHERE snapshot_id = ? AND (({scalar}) OR ({listed})) "
+            "ORDER BY ordinal",
+            (snapshot_id, *scalar_args, path, path, *value_args),
         ).fetchall()
         return [r[0] for r in rows]
 
