@@ -24,14 +24,27 @@ from excerpt.types import Filters, Principal, parse_where
 
 @dataclass(frozen=True)
 class Rights:
-    """Who calls: the most it may see (``ceiling``), whether it may ask for all access, and the
+    """Who calls: the most it may see (``ceiling``), whether it may ask for all access, the
     prefix of its conversations (an HTTP key's own, ``"NAME/"``; none on stdio, as
-    ``excerpt memory`` names them)."""
+    ``excerpt memory`` names them), and whether it may add documents."""
 
     ceiling: Principal
     may_see_all: bool = False
     conversations: str = ""
     refusal: str = "all access needs an admin key"
+    may_ingest: bool = False
+    """May add documents (sent as text): ingester and admin keys, ``excerpt mcp --ingester``."""
+    may_ingest_paths: bool = False
+    """May ingest server-side paths: admin keys (inside the server's ingest roots),
+    ``excerpt mcp --ingester`` (the local user's own files)."""
+    ingest_refusal: str = "this needs a key with role ingester or admin"
+
+    def check_ingest(self, paths: bool) -> None:
+        """Refuses (PermissionError) an ingest these rights do not allow."""
+        if not self.may_ingest:
+            raise PermissionError(self.ingest_refusal)
+        if paths and not self.may_ingest_paths:
+            raise PermissionError("this needs a key with role admin (a server-side path)")
 
     def principal(self, acl_tag: Sequence[str] | None = None,
                   clearance: Sequence[str] | None = None, all_access: bool = False) -> Principal:

@@ -240,7 +240,7 @@ def test_http_each_key_sees_through_mcp_what_it_sees_through_search(
 
     async def body() -> None:
         async with over_http(url, keys["alice"]) as alice:
-            assert {t.name for t in (await alice.list_tools()).tools} == TOOLS
+            assert {t.name for t in (await alice.list_tools()).tools} == TOOLS | {"ingest"}
             results = await matrix(alice)
             assert_hidden(results)
             _, by_rest = call(rest, keys["alice"])
@@ -301,3 +301,89 @@ def test_http_conversations_are_the_keys_own(serve: tuple[str, dict[str, str]]) 
             "We keep the Kestrel notes in the handbook."]
 
     run(body)
+
+
+NOTE = "The Kestrel runbook: rotate the ingest keys every ninety days and log each rotation."
+
+
+def test_stdio_ingest_only_with_ingester_and_paths_inside_the_roots(tmp_path: Path) -> None:
+    """`excerpt mcp` is read-only (no ingest tool) unless --ingester; with it, a text and a
+    path become snapshots that search finds; --ingest-root confines paths."""
+    home, inside, outside = tmp_path / "home", tmp_path / "inside", tmp_path / "outside"
+    for folder in (inside, outside):
+        folder.mkdir()
+        (folder / "memo.txt").write_text(f"Memo kept {folder.name}: the heron count is 41.",
+                                         "utf-8")
+    Engine(home).close()
+
+    async def body() -> None:
+        async with Client(stdio(home)) as reader:
+            assert "ingest" not in {t.name for t in (await reader.list_tools()).tools}
+        async with Client(stdio(home, "--ingester", "--ingest-root", str(inside))) as agent:
+            assert "ingest" in {t.name for t in (await agent.list_tools()).tools}
+            added = await agent.call_tool("ingest", {"collection": "inbox", "text": NOTE,
+                                                     "filename": "runbook.md"})
+            assert not added.is_error, text_of(added)
+            assert added.structured_content["nodes"] >= 1
+            found = await agent.call_tool("search", {"query": "rotate ingest keys ninety days",
+                                                     "collection": "inbox", "mode": "bm25"})
+            assert found.structured_content["hits"][0]["text"] == NOTE
+            assert found.structured_content["hits"][0]["source"] == "upload:runbook.md"
+            by_path = await agent.call_tool("ingest", {"collection": "inbox",
+                                                       "path": str(inside / "memo.txt")})
+            assert not by_path.is_error, text_of(by_path)
+            refused = await agent.call_tool("ingest", {"collection": "inbox",
+                                                       "path": str(outside / "memo.txt")})
+            assert refused.is_error and "not inside an ingest root" in text_of(refused)
+            both = await agent.call_tool("ingest", {"collection": "inbox", "text": "x",
+                                                    "filename": "a.txt", "path": str(inside)})
+            assert text_of(both) == "give either text (with filename) or path"
+            bad_name = await agent.call_tool("ingest", {"collection": "inbox", "text": "x",
+                                                        "filename": "../a.txt"})
+            assert "must be a plain file name" in text_of(bad_name)
+
+    run(body)
+    assert not (home / "uploads").exists() or not any((home / "uploads").iterdir())
+
+
+def test_http_ingest_follows_the_keys_role_and_its_nodes_keep_their_acl(
+        tmp_path: Path, free_port: Callable[[], int]) -> None:
+    """Over /mcp, ingest is a reader key's tool error with /v1/ingest's message; an ingester
+    key's text becomes a snapshot (a node tagged board stays hidden from a public key); paths
+    need an admin key and an ingest root."""
+    home = tmp_path / "home"
+    Engine(home).close()
+    keys = add_keys(home, [("alice",), ("ivy", "--role", "ingester"), ("root", "--role",
+                                                                       "admin")], revoke=())
+
+    async def body(url: str) -> None:
+        async with over_http(url, keys["alice"]) as alice:
+            assert {t.name for t in (await alice.list_tools()).tools} == TOOLS | {"ingest"}
+            refused = await alice.call_tool("ingest", {"text": NOTE, "filename": "r.md"})
+            status, by_rest = call(f"{url}/v1/ingest?filename=r.md", keys["alice"],
+                                   NOTE.encode())
+            assert refused.is_error and text_of(refused) == by_rest["error"] and status == 403
+        async with over_http(url, keys["ivy"]) as ivy:
+            added = await ivy.call_tool("ingest", {"collection": "inbox", "text": NOTE,
+                                                   "filename": "runbook.md",
+                                                   "acl_tag": ["board"]})
+            assert not added.is_error, text_of(added)
+            by_path = await ivy.call_tool("ingest", {"collection": "inbox",
+                                                     "path": str(tmp_path)})
+            assert text_of(by_path) == "this needs a key with role admin (a server-side path)"
+        async with over_http(url, keys["root"]) as root:
+            no_root = await root.call_tool("ingest", {"collection": "inbox",
+                                                      "path": str(tmp_path)})
+            assert "not inside an ingest root" in text_of(no_root)
+            seen = await root.call_tool("search", {"query": "rotate ingest keys",
+                                                   "collection": "inbox", "mode": "bm25",
+                                                   "all_access": True})
+            assert [h["text"] for h in seen.structured_content["hits"]] == [NOTE]
+        async with over_http(url, keys["alice"]) as alice:
+            hidden = await alice.call_tool("search", {"query": "rotate ingest keys",
+                                                      "collection": "inbox", "mode": "bm25"})
+            assert not leaks(hidden) and "Kestrel" not in json.dumps(
+                hidden.structured_content)
+
+    with excerpt_serve(["--home", str(home)], free_port()) as url:
+        run(lambda: body(url))

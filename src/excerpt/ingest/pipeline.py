@@ -133,7 +133,7 @@ class Importer:
             progress("load", 1, 1)
             issues = list(corpus.errors)
             if source:
-                corpus.source = source
+                _rename_source(corpus, source)
             try:
                 return self._build_and_publish(
                     run_id, collection, corpus, snapshot_name, embedder, started, progress
@@ -228,6 +228,19 @@ class Importer:
             progress=lambda done: progress("embed", done, len(texts)),
         )
         return vectors, embedded
+
+
+def _rename_source(corpus: LoadedCorpus, source: str) -> None:
+    """The import's source is ``source`` (an upload's ``upload:NAME``, a chosen name): the
+    documents and nodes that carried the loader's own name (the files' resolved paths) carry
+    it too, so no hit shows where a server kept an upload; a node's own file within a bundle
+    (a relative path) stays."""
+    loaded = corpus.source
+    corpus.documents = [replace(d, source=source) if d.source == loaded else d
+                        for d in corpus.documents]
+    corpus.nodes = [replace(n, source=source) if n.source == loaded else n
+                    for n in corpus.nodes]
+    corpus.source = source
 
 
 def archive_limits(settings: Settings) -> ArchiveLimits:

@@ -15,8 +15,9 @@ Origin: every request must carry a key, which a foreign page cannot.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -30,9 +31,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from excerpt.engine import Engine
 from excerpt.mcp.server import build_server
+from excerpt.mcp.tools import Ingest
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Rights
 from excerpt.server.keys import KeyRing, digest
+from excerpt.server.uploads import Uploads
 
 PATH = "/mcp"
 RIGHTS = "excerpt.rights"
@@ -77,10 +80,13 @@ class Keyed:
         await self.app({**scope, RIGHTS: caller.rights(), "user": user}, receive, send)
 
 
-def mount(app: Any, engine: Engine, keys: KeyRing, memory: MemoryStore) -> None:
+def mount(app: Any, engine: Engine, keys: KeyRing, memory: MemoryStore, uploads: Uploads,
+          ingest_roots: Sequence[Path] = ()) -> None:
     """Serve MCP at ``/mcp`` of the FastAPI ``app``; the SDK's session manager runs inside
-    the app's lifespan. ``memory`` is the app's conversation store (one writer)."""
-    server = build_server(engine, from_request, memory, private_errors=True)
+    the app's lifespan. ``memory`` is the app's conversation store (one writer); ``uploads``
+    and ``ingest_roots`` are the app's, for the ingest tool (ingester and admin keys)."""
+    ingest = Ingest(uploads, tuple(ingest_roots))
+    server = build_server(engine, from_request, memory, private_errors=True, ingest=ingest)
     server.streamable_http_app(
         streamable_http_path=PATH, stateless_http=True, json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))

@@ -130,3 +130,14 @@ class Utterance(_Open):
 class MemoryOutput(_Open):
     conversation: str
     utterances: list[Utterance]
+
+
+class IngestOutput(_Open):
+    collection: str
+    snapshot_id: str | None = Field(description="the new snapshot (search it by this id)")
+    status: str = Field(description="succeeded, or why not")
+    documents: int
+    nodes: int
+    edges: int
+    errors: list[dict[str, Any]] = Field(description="files or records left out, and why")
+    skipped: int

@@ -16,7 +16,7 @@ Who calls is decided by ``rights_of(ctx)``, never by the arguments: a fixed
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from importlib.metadata import version
 from typing import Annotated, Any, Literal
@@ -31,7 +31,7 @@ from pydantic import Field
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, NotFoundError
 from excerpt.mcp import models
-from excerpt.mcp.tools import Tools
+from excerpt.mcp.tools import Ingest, Tools
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Rights, Scope
 from excerpt.server.errors import answer as service_answer
@@ -78,10 +78,11 @@ _READS = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_h
 
 
 def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None = None,
-                 private_errors: bool = False) -> MCPServer:
+                 private_errors: bool = False, ingest: Ingest | None = None) -> MCPServer:
     """The MCP server over ``engine``; ``rights_of`` says who calls, ``memory`` is the process's
-    conversation store (None: the engine's, opened on first use)."""
-    tools = Tools(engine, memory)
+    conversation store (None: the engine's, opened on first use); with ``ingest``, the tool
+    ``ingest`` is offered (and still refused to callers whose rights do not allow it)."""
+    tools = Tools(engine, memory, ingest)
     server: MCPServer = MCPServer(
         "excerpt", version=version("excerpt"),
         instructions="excerpt is a grounded retrieval engine over books, regulations and "
@@ -258,6 +259,9 @@ def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None
         """The utterances of a conversation most relevant to a query, best first."""
         return await run(ctx, tools.memory_search, conversation, query, k, speaker)
 
+    if ingest is not None:
+        _ingest_tool(server, tools, run)
+
     @server.resource(RESOURCE, name="node", mime_type="text/plain",
                      description="A node's whole text, as the caller may see it.",
                      security=ResourceSecurity(reject_path_traversal=False,
@@ -273,6 +277,37 @@ def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None
 
     server.excerpt_tools = tools  # type: ignore[attr-defined]  # closed with the server
     return server
+
+
+def _ingest_tool(server: MCPServer, tools: Tools,
+                 run: Callable[..., Awaitable[CallToolResult]]) -> None:
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                             idempotent_hint=False, open_world_hint=False))
+    async def ingest(ctx: Context, collection: Collection = "default",
+                     text: Annotated[str | None, Field(min_length=1, description=(
+                         "the document's text (UTF-8); its source is upload:FILENAME and a new "
+                         "import of the same filename replaces it as a new snapshot"))] = None,
+                     filename: Annotated[str | None, Field(min_length=1, max_length=255,
+                                                           description=(
+                         "a plain file name whose suffix picks the format (notes.md, "
+                         "book.txt); required with text"))] = None,
+                     path: Annotated[str | None, Field(min_length=1, description=(
+                         "a file or folder on the server's machine (admin keys: inside the "
+                         "server's ingest roots; `excerpt mcp --ingester`: the user's files)"))]
+                     = None,
+                     format: Annotated[str, Field(description=(
+                         "the loader (auto: detected from the files); as `excerpt ingest "
+                         "--format`"))] = "auto",
+                     acl_tag: Annotated[list[str] | None, Field(description=(
+                         "groups that may read the new nodes (none: everyone)"))] = None,
+                     classification: Annotated[list[str] | None, Field(description=(
+                         "classification labels a reader must hold"))] = None
+                     ) -> Annotated[CallToolResult, models.IngestOutput]:
+        """Import a document (its text and a file name) or a server-side path as a new
+        snapshot of the collection: `excerpt ingest`. Ingester and admin keys over HTTP;
+        `excerpt mcp --ingester` on stdio; refused to everyone else."""
+        return await run(ctx, tools.ingest, collection, text, filename, path, format,
+                         acl_tag or (), classification or ())
 
 
 def _message(exc: Exception, private: bool) -> tuple[str, str]:

@@ -10,15 +10,19 @@ widens them (the rule of ``excerpt serve``'s routes), so a tool sees exactly wha
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
 from excerpt.engine import Engine
-from excerpt.errors import InputError, NotFoundError
+from excerpt.errors import ExcerptError, InputError, NotFoundError
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Rights, Scope
+from excerpt.server.uploads import MAX_UPLOAD, Uploads, renamed, upload_name
 from excerpt.types import SearchMode
 
 MAX_IDS = 100
@@ -27,13 +31,25 @@ WHOLE = 10_000_000
 """A token budget no node reaches: ``get_nodes`` returns whole texts, never cut."""
 
 
+@dataclass(frozen=True)
+class Ingest:
+    """Where the ingest tool may write and read: ``uploads`` holds a document sent as text
+    while it is imported; server-side paths only inside ``roots`` (None: anywhere the process
+    may read, as `excerpt ingest` on the same machine: ``excerpt mcp --ingester``)."""
+
+    uploads: Uploads
+    roots: tuple[Path, ...] | None = ()
+
+
 class Tools:
     """The operations behind the tools, over one engine and one memory store (the single
-    writer of conversations in this process)."""
+    writer of conversations in this process); ``ingest`` None: the corpus is read-only."""
 
-    def __init__(self, engine: Engine, memory: MemoryStore | None = None) -> None:
+    def __init__(self, engine: Engine, memory: MemoryStore | None = None,
+                 ingest: Ingest | None = None) -> None:
         self.engine = engine
         self._memory = memory
+        self.ingesting = ingest
 
     @property
     def memory(self) -> MemoryStore:
@@ -128,6 +144,48 @@ class Tools:
         if collection is not None and collection not in self.engine.store.collections():
             raise NotFoundError(f"no collection {collection!r}")
         return self.engine.snapshots(collection, principal)
+
+    def ingest(self, rights: Rights, collection: str = "default", text: str | None = None,
+               filename: str | None = None, path: str | None = None, fmt: str = "auto",
+               acl_tag: Sequence[str] = (), classification: Sequence[str] = ()
+               ) -> dict[str, Any]:
+        """``POST /v1/ingest`` (a document's ``text`` under ``filename``, which names its
+        source ``upload:FILENAME`` and its format) or ``POST /v1/ingest/path`` (``path``)."""
+        if self.ingesting is None:
+            raise PermissionError(rights.ingest_refusal)
+        rights.check_ingest(paths=path is not None)
+        if (path is None) == (text is None):
+            raise InputError("give either text (with filename) or path")
+        labels = (list(acl_tag), list(classification))
+        if path is not None:
+            return self._ingest_path(Path(path), collection, fmt, *labels)
+        if filename is None:
+            raise InputError("text needs a filename (its suffix picks the format: notes.md)")
+        data = text.encode("utf-8") if text is not None else b""
+        if len(data) > MAX_UPLOAD:
+            raise InputError(f"the text is over {MAX_UPLOAD} bytes")
+        name = upload_name(filename)
+        folder = self.ingesting.uploads.new()
+        try:
+            (folder / name).write_bytes(data)
+            return self.engine.ingest(folder / name, collection, fmt, *labels,
+                                      source=f"upload:{name}").to_json()
+        except ExcerptError as exc:  # its message names the upload, never the folder
+            raise renamed(exc, folder, name) from None
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _ingest_path(self, path: Path, collection: str, fmt: str, acl_tag: list[str],
+                     classification: list[str]) -> dict[str, Any]:
+        assert self.ingesting is not None
+        roots = self.ingesting.roots
+        if roots is not None:
+            resolved = path.resolve()
+            if not any(resolved.is_relative_to(root.resolve()) for root in roots):
+                raise PermissionError(f"{path} is not inside an ingest root of this server")
+        return self.engine.ingest(path, collection, fmt, acl_tag, classification,
+                                  ingest_roots=list(roots) if roots is not None else None
+                                  ).to_json()
 
     def memory_add(self, rights: Rights, conversation: str, speaker: str, turn: int,
                    text: str) -> dict[str, Any]:

@@ -60,10 +60,9 @@ from excerpt.server.keys import Caller, KeyRing
 from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
 from excerpt.server.stream import StreamWork, ask_events
-from excerpt.server.uploads import Uploads, receive, renamed, upload_name
+from excerpt.server.uploads import MAX_UPLOAD, Uploads, receive, renamed, upload_name
 from excerpt.types import Filters, Principal, SearchMode, check_where
 
-MAX_UPLOAD = 200 * 1024 * 1024
 _HTTP_KINDS = {400: "input", 404: "not_found", 405: "method_not_allowed", 413: "input"}
 log = logging.getLogger(__name__)
 
@@ -82,7 +81,7 @@ def create_app(engine: Engine, keys: KeyRing,
     uploads = Uploads(engine.home / "uploads")
     uploads.clean_stale()  # copies left by a server killed mid-upload
     app.state.streams = StreamWork()
-    mount_mcp(app, engine, keys, memory_store)  # /mcp: MCP over Streamable HTTP
+    mount_mcp(app, engine, keys, memory_store, uploads, ingest_roots)  # /mcp: MCP over HTTP
 
     @app.exception_handler(ExcerptError)
     def excerpt_error(_: Request, exc: ExcerptError) -> JSONResponse:
@@ -247,7 +246,7 @@ def create_app(engine: Engine, keys: KeyRing,
         it becomes a snapshot of the source ``upload:FILENAME``. Ingester or admin keys."""
         from starlette.concurrency import run_in_threadpool
 
-        _require(who, ("ingester", "admin"))
+        who.rights().check_ingest(paths=False)
         name = upload_name(filename)
         _check_length(request, MAX_UPLOAD)
         folder = uploads.new()
@@ -264,7 +263,7 @@ def create_app(engine: Engine, keys: KeyRing,
 
     @app.post("/v1/ingest/path", responses=errors(400, 401, 403, 404, 503))
     def ingest_path(body: IngestPathBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
-        _require(who, ("admin",))
+        who.rights().check_ingest(paths=True)
         path = Path(body.path).resolve()
         if not any(path.is_relative_to(root.resolve()) for root in ingest_roots):
             raise PermissionError(f"{body.path} is not inside an ingest root of this server")
@@ -291,11 +290,6 @@ def create_app(engine: Engine, keys: KeyRing,
 def _read(scope: Scope, who: Caller) -> tuple[Filters, Principal]:
     """What a request reads and as whom: its scope against the key's rights."""
     return scope.filters(), scope.principal(who.rights())
-
-
-def _require(who: Caller, roles: tuple[str, ...]) -> None:
-    if who.role not in roles:
-        raise PermissionError(f"this needs a key with role {' or '.join(roles)}")
 
 
 def _check_length(request: Request, limit: int) -> None:

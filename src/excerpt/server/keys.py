@@ -75,7 +75,9 @@ class Caller:
     def rights(self) -> Rights:
         """The key's rights: its principal at most, all access for an admin key, its own
         conversations (:mod:`excerpt.scope`)."""
-        return Rights(self.principal, self.role == "admin", f"{self.name}/")
+        return Rights(self.principal, self.role == "admin", f"{self.name}/",
+                      may_ingest=self.role in ("ingester", "admin"),
+                      may_ingest_paths=self.role == "admin")
 
     def narrowed(self, acl_tags: Sequence[str] | None, clearances: Sequence[str] | None,
                  all_access: bool = False) -> Principal:

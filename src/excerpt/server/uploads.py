@@ -25,6 +25,8 @@ from excerpt.errors import ExcerptError, InputError
 log = logging.getLogger(__name__)
 
 MAX_NAME_BYTES = 255  # what a file system takes as one name
+MAX_UPLOAD = 200 * 1024 * 1024
+"""Bytes one upload may hold (``POST /v1/ingest``, the MCP ingest tool's text)."""
 
 
 def upload_name(filename: str) -> str:
