@@ -6,6 +6,8 @@ import pytest
 
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest.base import LoadOptions
+from excerpt.ingest.documents.markdown import parse as parse_markdown
+from excerpt.ingest.documents.structure import cleaned_text
 from excerpt.ingest.documents.text import load_text, read_text_file
 
 KOREAN = (
@@ -83,6 +85,8 @@ def test_explicit_file_is_read_whatever_its_suffix(tmp_path: Path) -> None:
 
 
 def test_markdown_title_and_sections(tmp_path: Path) -> None:
+    # .md files go through the Markdown reader and the structured chunker: node text is the
+    # blocks' text (no "#" marks, no fence lines), sections are heading paths
     md = (
         "Some intro line before the heading.\n\n"
         + "# The Real Title\n\n"
@@ -102,14 +106,15 @@ def test_markdown_title_and_sections(tmp_path: Path) -> None:
     by_section: dict[str | None, list[str]] = {}
     for node in corpus.nodes:
         by_section.setdefault(node.metadata.get("section"), []).append(node.text)
-    assert set(by_section) == {None, "The Real Title", "Install", "Usage"}
-    # each heading starts a section, chunked on its own: no chunk spans two sections
+    install, usage = "The Real Title > Install", "The Real Title > Usage"
+    assert set(by_section) == {None, "The Real Title", install, usage}
+    # each level-1/2 heading starts a node: no chunk spans two of those sections
     assert by_section[None] == ["Some intro line before the heading."]
-    assert by_section["The Real Title"][0].startswith("# The Real Title")
-    assert by_section["Install"][0].startswith("## Install\n\n```bash\n# not a heading")
-    assert by_section["Usage"][0].startswith("Usage\n-----")
-    assert all("Usage text" in t and "Install" not in t for t in by_section["Usage"])
-    text = _cleaned(f)
+    assert by_section["The Real Title"][0].startswith("The Real Title\n\nIntro paragraph.")
+    assert by_section[install][0].startswith("Install\n\n# not a heading: a shell comment\n")
+    assert by_section[usage][0].startswith("Usage\n\nUsage text.")
+    assert all("Usage text" in t and "Install" not in t for t in by_section[usage])
+    text, _, _ = cleaned_text(parse_markdown(_cleaned(f), "guide.md", "guide.md").blocks)
     assert all(n.text == text[n.start : n.end] for n in corpus.nodes)
     assert [n.id for n in corpus.nodes] == [f"guide.md:{i:04d}" for i in range(len(corpus.nodes))]
 
@@ -118,8 +123,8 @@ def test_markdown_heading_on_the_first_line_names_the_first_section(tmp_path: Pa
     f = _write(tmp_path / "a.md", "# Top\n\nText under top.\n\n## Next\n\nMore text.\n")
     nodes = load_text([f], LoadOptions()).nodes
     assert [(n.text, n.metadata["section"]) for n in nodes] == [
-        ("# Top\n\nText under top.", "Top"),
-        ("## Next\n\nMore text.", "Next"),
+        ("Top\n\nText under top.", "Top"),
+        ("Next\n\nMore text.", "Top > Next"),
     ]
 
 
