@@ -6,6 +6,7 @@ principal or key never sees through MCP what it cannot see through /v1/search.""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -193,7 +194,8 @@ def test_tool_errors_carry_the_cli_message(home: Path) -> None:
 def stdio(home: Path, *options: str) -> StdioServerParameters:
     """A real `excerpt mcp` process over ``home``, with the principal ``options``."""
     return StdioServerParameters(command=sys.executable, cwd=str(home.parent), args=[
-        "-m", "excerpt", "--home", str(home), "mcp", *options])
+        "-m", "excerpt", "--home", str(home), "mcp", *options],
+        env=dict(os.environ))  # the SDK passes a few variables only: PYTHONPATH too
 
 
 def test_stdio_excerpt_mcp_is_anonymous_by_default(home: Path) -> None:
