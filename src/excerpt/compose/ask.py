@@ -1,17 +1,19 @@
 """The ask pipeline: ground, retrieve per concept, rerank (over-fetch then narrow), compose.
 
 1. **Grounding**: the question's concepts (:mod:`excerpt.compose.grounding`, or the LLM's
-   when one is configured and answers) and the part of a book it names (scope).
+   when one is configured and answers) and the part of a book or document it names (scope:
+   a book or chapter, a page, a numbered section).
 2. **Exploration**: each concept (``per_concept = max(1, fetch_count // len(concepts))``
-   passages), then the question itself (``fetch_count``), inside the scope (or without it
-   when the scope matches nothing), merged in that order, a node seen again dropped (first
-   occurrence kept); a question that is its own single concept is searched once. With a dense
-   ranking the question is searched as typed; BM25 alone gets it without its framing words
-   (:func:`excerpt.compose.grounding.search_text`: a bare "who" matches any "who may see").
-   Measured on the answerable questions of bench/qa/books.yaml (bench/qa_retrieval.py), a
-   passage holding every fact is among the candidates for 0.92 of them in hybrid (0.62 from the
-   concepts alone, 0.83 from the question alone) and 0.79 in BM25 (0.62, 0.79; the question as
-   typed: 0.71).
+   passages), then the question itself (``fetch_count``), inside the scope (a page: first as
+   the printed page label, then as the page's position, :func:`excerpt.compose.grounding.
+   alternatives`; without any scope when none of these matches), merged in that order, a
+   node seen again dropped (first occurrence kept); a question that is its own single concept
+   is searched once. With a dense ranking the question is searched as typed; BM25 alone gets
+   it without its framing words (:func:`excerpt.compose.grounding.search_text`: a bare "who"
+   matches any "who may see"). Measured on the answerable questions of bench/qa/books.yaml
+   (bench/qa_retrieval.py), a passage holding every fact is among the candidates for 0.92 of
+   them in hybrid (0.62 from the concepts alone, 0.83 from the question alone) and 0.79 in
+   BM25 (0.62, 0.79; the question as typed: 0.71).
 3. **Focus** (seed 003): with a reranker, ``fetch_count = max(fetch_limit or OVERFETCH_FACTOR *
    doc_limit, doc_limit)`` and the reranker narrows the candidates to ``doc_limit`` in its order
    with its scores; it is never called on an empty list. Without one, ``fetch_count =
@@ -35,9 +37,9 @@ from typing import Any
 
 from excerpt.compose.composer import MIN_CONFIDENCE, ComposedAnswer, Passage, compose
 from excerpt.compose.extract import Embed
+from excerpt.compose.grounding import alternatives, search_text
 from excerpt.compose.grounding import concepts as offline_concepts
 from excerpt.compose.grounding import scope as question_scope
-from excerpt.compose.grounding import search_text
 from excerpt.provenance.prov import Candidate, ExplainCallback, ProvenanceRecorder
 from excerpt.rerank.base import Reranker
 
@@ -168,10 +170,12 @@ class AskPipeline:
         queries = [(c, per_concept(count, len(concepts))) for c in concepts]
         whole = question if self.as_typed else search_text(question)
         queries += [(whole, count)] if whole not in concepts else []
-        merged = _merge([self.search(q, k, scope) for q, k in queries])
-        if not merged and scope:  # the scope matched nothing: search the whole view
-            return _merge([self.search(q, k, {}) for q, k in queries]), {}
-        return merged, scope
+        for tried in alternatives(scope):
+            merged = _merge([self.search(q, k, tried) for q, k in queries])
+            if merged:
+                return merged, tried
+        # no scope, or it matched nothing: search the whole view
+        return _merge([self.search(q, k, {}) for q, k in queries]), {}
 
     def _focus(self, question: str, candidates: list[Passage], options: AskOptions,
                recorder: ProvenanceRecorder | None,

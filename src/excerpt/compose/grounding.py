@@ -12,9 +12,17 @@ LLM configured, the pipeline asks it for the concepts instead and falls back to 
 answer is empty.
 
 **Scope**: "Book 1", "book I", "Chapter 3", "chapter iii", "Canto 2" name a part of a book;
-:func:`scope` returns it as a metadata filter (``{"book": 1}``, the key the Gutenberg loader
-writes), and the words are left out of the concepts. The pipeline searches inside the scope
-and, when nothing there matches, without it.
+"on page 12", "p. 12", "12쪽" a page and "in section 2.1", "§ 2" a numbered section of a
+document (PDF, Word, HTML, EPUB, Markdown: :mod:`excerpt.ingest.documents.blocks`). :func:`scope`
+returns it as a metadata filter in the keys the loaders write (``{"book": 1}``, ``{"pages":
+12}``, ``{"section_numbers": "2.1"}``: a list holding the value matches, so a node spanning
+pages 11-12 is on page 12 and one under 2.1 is in section 2), and the words are left out of
+the concepts. :func:`alternatives` gives the filters to try in order (a page number is first
+the page's printed label, then its position). The pipeline searches inside the scope and, when
+nothing there matches, without it.
+
+Korean: "12쪽"/"12페이지" name a page. "제3장" does not become a chapter scope: regulations
+record their chapters as text ("제3장 교원"), and the question is already a formal reference.
 """
 
 from __future__ import annotations
@@ -35,6 +43,15 @@ _EDGE_PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
 # names the book's apparatus, :mod:`excerpt.ingest.books.parts`).
 _SCOPE_KEY = {"part": "book"}
 _SCOPE = re.compile(r"\b(book|chapter|canto|part)\s+(\d{1,3}|[ivxlc]{1,7})\b", re.IGNORECASE)
+# "page 12", "pages 11", "p. 12", "pp. 11", "pg 12"; a roman numeral only after the word
+# (a printed label: "page iv"); "12쪽", "12 페이지".
+_PAGE = re.compile(r"(?:\bpages?\s+|\bpp?\.\s*|\bpg\.?\s+)(\d{1,5})\b(?![.,]\d)"
+                   r"|\bpages?\s+([ivxlc]{1,7})\b"
+                   r"|(?<!\d)(\d{1,5})\s*(?:쪽|페이지)", re.IGNORECASE)
+# "section 2.1", "sec. 2", "sect. 3.4.1", "§ 2.1", "§2"; numbers as the headings write them.
+_SECTION = re.compile(r"(?:\bsection\s+|\bsect?\.\s*|§\s*)(\d{1,3}(?:\.\d{1,3}){0,5})\b"
+                      r"(?!\.\d)", re.IGNORECASE)
+_SCOPE_WORDS = (_SCOPE, _PAGE, _SECTION)
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 
 
@@ -61,7 +78,9 @@ def _to_roman(n: int) -> str:
 
 
 def scope(question: str) -> dict[str, Any]:
-    """The part of a book the question names, as metadata: ``{"book": 1}``; {} when none."""
+    """The part of a book or document the question names, as metadata: ``{"book": 1}``,
+    ``{"pages": 12}``, ``{"section_numbers": "2.1"}``, ``{"page_label": "iv"}``; {} when none.
+    The first mention of each kind counts."""
     found: dict[str, Any] = {}
     for match in _SCOPE.finditer(question):
         key, number = match.group(1).lower(), match.group(2)
@@ -69,7 +88,34 @@ def scope(question: str) -> dict[str, Any]:
         value = int(number) if number.isdigit() else roman_to_int(number)
         if value is not None and key not in found:
             found[key] = value
+    found.update(_page(question))
+    section = _SECTION.search(question)
+    if section:
+        found["section_numbers"] = section.group(1)
     return found
+
+
+def _page(question: str) -> dict[str, Any]:
+    for match in _PAGE.finditer(question):
+        number, roman, korean = match.groups()
+        if number or korean:
+            return {"pages": int(number or korean)}
+        if roman_to_int(roman) is not None:
+            return {"page_label": roman.lower()}
+    return {}
+
+
+def alternatives(found: dict[str, Any]) -> list[dict[str, Any]]:
+    """The filters to try, in order, for a scope: a page number is first the page's printed
+    label (a PDF whose front matter is numbered i, ii … labels its page 24 "12", and the
+    citation shows that label), then its position in the file (``pages``); a scope with no page
+    is tried as it is. Empty for no scope."""
+    if not found:
+        return []
+    if "pages" not in found:
+        return [found]
+    rest = {k: v for k, v in found.items() if k != "pages"}
+    return [{**rest, "page_label": str(found["pages"])}, found]
 
 
 @cache
@@ -111,7 +157,9 @@ def _korean_runs(text: str) -> list[list[str]]:
 
 def concepts(question: str) -> list[str]:
     """The question's concepts, in order (see the module docstring)."""
-    text = _SCOPE.sub(" ", question)
+    text = question
+    for words in _SCOPE_WORDS:
+        text = words.sub(" ", text)
     if REFERENCE.search(text):  # names an article: a formal query is one concept
         return [question.strip()]
     runs = _korean_runs(text) if detect_language(text) == "ko" else _english_runs(text)
