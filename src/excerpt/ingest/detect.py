@@ -13,6 +13,7 @@ from excerpt.ingest.beir import CORPUS_FILE, load_beir
 from excerpt.ingest.books.gutenberg import load_gutenberg, looks_like_book, looks_like_gutenberg
 from excerpt.ingest.code.bundle import load_code_bundle, looks_like_code_bundle
 from excerpt.ingest.code.source import load_code_source
+from excerpt.ingest.documents.loader import DOCUMENT_SUFFIXES, documents_loader
 from excerpt.ingest.documents.text import load_text
 from excerpt.ingest.regulations.loader import load_hwpx, load_regulations, looks_like_regulations
 
@@ -28,6 +29,12 @@ LOADERS: dict[str, Loader] = {
     "hwpx": load_hwpx,
     "regulations": load_regulations,
     "text": load_text,
+    "documents": documents_loader(None),  # every format below, chosen per file
+    "pdf": documents_loader("pdf"),
+    "docx": documents_loader("docx"),
+    "epub": documents_loader("epub"),
+    "html": documents_loader("html"),
+    "markdown": documents_loader("markdown"),
 }
 FORMATS = ("auto", *LOADERS)
 
@@ -39,13 +46,18 @@ def detect_format(paths: Sequence[Path]) -> str:
     or a folder holding ``.hwpx`` files and no text files), ``"gutenberg"`` (a ``.txt`` file with
     a Project Gutenberg header and START marker, or a book without that frame: a ``.txt`` divided
     into at least two books, parts or chapters; or a folder of only such files),
-    ``"regulations"`` (a ``.txt`` regulation book with its table of contents), else ``"text"``.
+    ``"regulations"`` (a ``.txt`` regulation book with its table of contents),
+    ``"documents"`` (a ``.pdf``/``.docx``/``.epub``/``.html``/``.htm`` file, or a folder holding
+    any, when none of the above), else ``"text"``.
 
-    Paths of different formats raise :class:`InputError` (load them separately).
+    Paths of different formats raise :class:`InputError` (load them separately), except text
+    with documents: the documents loader reads text and Markdown files too.
     """
     given = require_paths(paths)
     found = {str(p): _detect_one(p) for p in given}
     kinds = sorted(set(found.values()))
+    if set(kinds) == {"documents", "text"}:
+        return "documents"
     if len(kinds) > 1:
         listing = ", ".join(f"{p}: {k}" for p, k in sorted(found.items()))
         raise InputError(
@@ -64,6 +76,8 @@ def _detect_one(path: Path) -> str:
             return "code"
         if _only_hwpx(path):
             return "hwpx"
+        if _has_documents(path):
+            return "documents"
         return "gutenberg" if _only_gutenberg(path) else "text"
     if path.name == CORPUS_FILE:
         return "beir"
@@ -71,6 +85,8 @@ def _detect_one(path: Path) -> str:
         return "code"
     if path.suffix.lower() == ".hwpx":
         return "hwpx"
+    if path.suffix.lower() in DOCUMENT_SUFFIXES:
+        return "documents"
     if path.suffix.lower() == ".txt" and looks_like_gutenberg(path):
         return "gutenberg"
     if path.suffix.lower() == ".txt" and looks_like_regulations(path):
@@ -98,6 +114,11 @@ def _only_hwpx(folder: Path) -> bool:
     """A folder of HWPX books: it holds .hwpx files and no text files."""
     suffixes = {path.suffix.lower() for path in walk_files(folder)}
     return ".hwpx" in suffixes and not suffixes & set(TEXT_SUFFIXES)
+
+
+def _has_documents(folder: Path) -> bool:
+    """A folder of documents: it holds a PDF, Word, EPUB or HTML file."""
+    return any(path.suffix.lower() in DOCUMENT_SUFFIXES for path in walk_files(folder))
 
 
 def _only_gutenberg(folder: Path) -> bool:

@@ -68,12 +68,13 @@ def test_load_dispatches(tree: dict[str, Path]) -> None:
 
 
 def test_unknown_formats(tree: dict[str, Path]) -> None:
-    with pytest.raises(InputError, match="unknown format 'pdf'") as info:
-        load([tree["plain"]], "pdf", LoadOptions())
+    with pytest.raises(InputError, match="unknown format 'xlsx'") as info:
+        load([tree["plain"]], "xlsx", LoadOptions())
     for name in ("auto", "text", "gutenberg", "beir"):
         assert name in str(info.value)
     assert set(FORMATS) == {"auto", "text", "gutenberg", "beir", "code", "code-bundle",
-                            "regulations", "hwpx"}
+                            "regulations", "hwpx", "documents", "pdf", "docx", "epub", "html",
+                            "markdown"}
 
 
 @pytest.mark.data

@@ -1,0 +1,256 @@
+"""Folders of the documents people have (PDF, Word, EPUB, HTML, Markdown, plain text): one
+reader per file, chosen by content, then by name; one chunker for all of them.
+
+How a file's format is chosen:
+
+1. magic bytes first, whatever the name: a PDF (``%PDF-``), an EPUB or a Word file (zip
+   archives holding their marker files) is read as what it is, even misnamed;
+2. then the name: ``.pdf``, ``.docx``, ``.epub``, ``.html``/``.htm``/``.xhtml``,
+   ``.md``/``.markdown``, ``.txt``/``.text``/``.rst``. For text files the name decides over
+   markup sniffing, because sniffing text is a guess (a ``README.md`` may open with ``<div>``);
+3. a file whose name says nothing is sniffed for HTML, then Markdown;
+4. anything else is an issue naming the file ("unsupported file type"), never a silent skip.
+
+A file named ``.pdf`` that is no PDF goes to the PDF reader, which refuses it with the
+reason. A reader module that is not part of this installation is "no reader for this format".
+Every file read or skipped is counted per format in :attr:`LoadedCorpus.formats`
+(``{"pdf": {"read": 3, "skipped": 1, "nodes": 240}}``); each skipped file is also an
+:class:`IngestIssue` with its reason.  Document ids are as in plain text loading (a file's path
+relative to the folder given; a file named directly: its name).
+"""
+
+from __future__ import annotations
+
+import importlib
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+
+from excerpt.errors import CorpusError, ExcerptError
+from excerpt.ingest._common import (
+    check_options,
+    relative_id,
+    require_paths,
+    source_name,
+    walk_files,
+)
+from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.documents.blocks import StructuredDoc
+from excerpt.ingest.documents.structure import nodes_of
+from excerpt.ingest.documents.text import file_nodes
+from excerpt.types import Document, IngestIssue, Node
+
+__all__ = [
+    "DOCUMENT_FORMATS",
+    "DOCUMENT_SUFFIXES",
+    "choose_format",
+    "documents_loader",
+    "load_documents",
+]
+
+DOCUMENT_FORMATS = ("pdf", "docx", "epub", "html", "markdown", "text")
+SUFFIX_FORMATS = {
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".epub": "epub",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".rst": "text",
+}
+# the formats a folder's detection sends here (text and Markdown alone stay ``text``)
+DOCUMENT_SUFFIXES = tuple(
+    s for s, f in SUFFIX_FORMATS.items() if f in ("pdf", "docx", "epub", "html")
+)
+OTHER = "other"  # the report's key for files no reader takes
+_MAX_LISTED_ISSUES = 5
+
+Reader = Callable[[Path, str], StructuredDoc]
+
+
+def load_documents(
+    paths: Sequence[Path], options: LoadOptions | None = None, only: str | None = None
+) -> LoadedCorpus:
+    """Read files and folders (walked recursively, hidden entries skipped) into one corpus;
+    ``only`` (a format of :data:`DOCUMENT_FORMATS`) reads that format alone: a file named
+    directly is read as it, a file in a folder that is something else is an issue."""
+    options = options or LoadOptions()
+    check_options(options)
+    given = require_paths(paths, options.roots)
+    corpus = LoadedCorpus(source=source_name(given))
+    run = _Run(options, only, corpus)
+    for path in sorted(given, key=lambda p: str(p.resolve())):
+        if path.is_dir():
+            for f in walk_files(path):
+                run.file(f, relative_id(f, path), named=False)
+        else:
+            run.file(path, path.name, named=True)
+    corpus.formats = dict(sorted(corpus.formats.items()))
+    if not corpus.documents:
+        listed = "; ".join(f"{i.path}: {i.reason}" for i in corpus.errors[:_MAX_LISTED_ISSUES])
+        more = len(corpus.errors) - _MAX_LISTED_ISSUES
+        raise CorpusError(
+            "no readable documents in " + ", ".join(str(p) for p in given)
+            + (f" ({listed}{f'; and {more} more' if more > 0 else ''})" if listed else "")
+        )
+    return corpus
+
+
+def documents_loader(
+    only: str | None,
+) -> Callable[[Sequence[Path], LoadOptions | None], LoadedCorpus]:
+    """The loader of one format (``--format pdf``), or of all of them (``None``)."""
+
+    def load(paths: Sequence[Path], options: LoadOptions | None = None) -> LoadedCorpus:
+        return load_documents(paths, options, only)
+
+    return load
+
+
+def choose_format(path: Path) -> str | None:
+    """The format to read ``path`` as (see the module docstring), or None."""
+    magic = _magic_format(path)
+    if magic is not None:
+        return magic
+    by_name = SUFFIX_FORMATS.get(path.suffix.lower())
+    if by_name is not None:
+        return by_name
+    for fmt in ("html", "markdown"):
+        module = reader_module(fmt)
+        if module is not None and _sniff(module, path):
+            return fmt
+    return None
+
+
+def reader_module(fmt: str) -> ModuleType | None:
+    """The reader module of a format, or None when this installation has none."""
+    name = f"excerpt.ingest.documents.{fmt}"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            return None
+        raise
+
+
+def _sniff(module: ModuleType, path: Path) -> bool:
+    try:
+        return bool(module.looks_like(path))
+    except OSError:
+        return False
+
+
+def _magic_format(path: Path) -> str | None:
+    """``pdf``, ``epub`` or ``docx`` by the file's first bytes and, for a zip, its members."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(1024)
+    except OSError:
+        return None
+    if b"%PDF-" in head:  # the header may follow a little junk
+        return "pdf"
+    if not head.startswith(b"PK\x03\x04"):
+        return None
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            if "mimetype" in names and z.read("mimetype").strip() == b"application/epub+zip":
+                return "epub"
+            if "word/document.xml" in names:
+                return "docx"
+    except (zipfile.BadZipFile, OSError, KeyError):
+        return None
+    return None
+
+
+class _Run:
+    """One load: the files seen, the ids given, and the per-format counts."""
+
+    def __init__(self, options: LoadOptions, only: str | None, corpus: LoadedCorpus) -> None:
+        self.options, self.only, self.corpus = options, only, corpus
+        self.owners: dict[str, Path] = {}
+        self.seen: set[Path] = set()
+
+    def file(self, path: Path, doc_id: str, *, named: bool) -> None:
+        resolved = path.resolve()
+        if resolved in self.seen:  # named twice, or inside a named folder
+            return
+        self.seen.add(resolved)
+        found = choose_format(path) if path.is_file() else None
+        fmt = self.only if (named and self.only) else found
+        if fmt is None:
+            why = "not a regular file" if not path.is_file() else _unsupported(path)
+            self._skip(path, OTHER, why)
+        elif self.only and fmt != self.only:
+            self._skip(path, fmt, f"a {fmt} file; --format {self.only} reads only {self.only}")
+        elif "\n" in doc_id or "\r" in doc_id:
+            self._skip(path, fmt, "file name holds a line break")
+        else:
+            self._read(path, doc_id, fmt)
+
+    def _read(self, path: Path, doc_id: str, fmt: str) -> None:
+        if doc_id in self.owners:
+            raise CorpusError(
+                f"two files would get the same document id {doc_id!r}: {self.owners[doc_id]} "
+                f"and {path}; load them as separate sources"
+            )
+        read = _read_as(fmt, path, doc_id, self.options)
+        if isinstance(read, str):
+            self._skip(path, fmt, read)
+            return
+        document, nodes = read
+        if not nodes:
+            self._skip(path, fmt, "no text in it")
+            return
+        self.owners[doc_id] = path
+        self.corpus.documents.append(document)
+        self.corpus.nodes.extend(nodes)
+        counts = self._counts(fmt)
+        counts["read"] += 1
+        counts["nodes"] += len(nodes)
+
+    def _skip(self, path: Path, fmt: str, reason: str) -> None:
+        self.corpus.errors.append(IngestIssue(path=str(path), reason=reason))
+        self._counts(fmt)["skipped"] += 1
+
+    def _counts(self, fmt: str) -> dict[str, int]:
+        return self.corpus.formats.setdefault(fmt, {"read": 0, "skipped": 0, "nodes": 0})
+
+
+def _unsupported(path: Path) -> str:
+    suffix = path.suffix.lower()
+    kind = f"{suffix} files" if suffix else "files without a known suffix or content"
+    return f"unsupported file type: no reader for {kind}"
+
+
+def _read_as(
+    fmt: str, path: Path, doc_id: str, options: LoadOptions
+) -> tuple[Document, list[Node]] | str:
+    """The document and nodes of ``path`` read as ``fmt``, or why not."""
+    if fmt == "text":
+        return file_nodes(path, doc_id, options)
+    module = reader_module(fmt)
+    if module is None:
+        return f"no reader for {fmt} files in this installation of excerpt"
+    try:
+        doc: StructuredDoc = module.read(path, doc_id)
+    except ExcerptError as exc:
+        return _without_path(str(exc), path)
+    except Exception as exc:  # a reader's failure on one file must not end the whole run
+        return f"the {fmt} reader failed: {type(exc).__name__}: {exc}"
+    if "format" not in doc.metadata:
+        doc.metadata["format"] = fmt
+    return nodes_of(doc, str(path.resolve()), options)
+
+
+def _without_path(message: str, path: Path) -> str:
+    """A reader's message without the file name it opens with (the issue names the file)."""
+    for prefix in (f"{path}: ", f"{path.name}: "):
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
