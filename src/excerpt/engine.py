@@ -29,7 +29,7 @@ from excerpt.compose.composer import ComposedAnswer, Passage, compose
 from excerpt.compose.extract import Embed, view_embed
 from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
 from excerpt.embed.queries import CachedQueries
-from excerpt.errors import InputError, StoreError
+from excerpt.errors import InputError, NotFoundError, StoreError
 from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits, GraphResult, expand
 from excerpt.ingest.books.parts import excluded_parts, without_parts
 from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
@@ -55,6 +55,7 @@ from excerpt.retrieve.view import Candidate, View
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
 from excerpt.store.open import open_store
+from excerpt.sync import SyncOptions, SyncResult, sync_folder
 from excerpt.tokens import count_tokens
 from excerpt.types import (
     SEARCH_MODES,
@@ -94,6 +95,10 @@ class SearchResult:
             "analysis": self.analysis,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
+
+
+MAX_AROUND = 10
+"""Nodes :meth:`Engine.passage` shows at most on each side of a passage."""
 
 
 class Engine:
@@ -162,6 +167,15 @@ class Engine:
             paths, collection, fmt, acl_tags, classification_labels, snapshot_name, embedder,
             source, progress, ingest_roots)
 
+    def sync(self, folder: Path | str, options: SyncOptions | None = None,
+             progress: Progress = no_progress,
+             remembered: dict[str, tuple[str, str]] | None = None) -> SyncResult:
+        """Make a collection mirror ``folder``: one pass of :mod:`excerpt.sync` (new and
+        changed files imported, unchanged ones skipped by hash, deleted ones retired)."""
+        importer = Importer(self.store, self.settings, self._embedder)
+        return sync_folder(importer, Path(folder), options or SyncOptions(), progress,
+                           remembered)
+
     def _embedder(self, model: str) -> Any:
         if model not in self._embedders:
             from excerpt.embed import get_embedder
@@ -180,6 +194,28 @@ class Engine:
     def snapshot_set(self, name: str, snapshot_ids: Sequence[str],
                      collection: str = "default") -> dict[str, Any]:
         return self.catalogue.create_set(name, snapshot_ids, collection)
+
+    def passage(self, node_id: str, filters: Filters | None = None,
+                principal: Principal | None = None, around: int = 1) -> dict[str, Any]:
+        """A node in its place: with up to ``around`` nodes before and after it in its
+        document, only those the caller may see. A node it may not see is "not found", as an
+        unknown id is. Each node's ``metadata.overlap`` says how many of its first characters
+        repeat the node before it (shown once when both are shown)."""
+        if not 0 <= around <= MAX_AROUND:
+            raise InputError(f"around must be between 0 and {MAX_AROUND}, got {around}")
+        filters, principal, view = self._open_view(filters, principal)
+        nodes = self.access.around(view, node_id, around)
+        if not nodes:
+            raise NotFoundError(f"no node {node_id!r} in collection {filters.collection!r}")
+        at = [n.id for n in nodes].index(node_id)
+
+        def shown(node: Node) -> dict[str, Any]:
+            return {"id": node.id, "text": node.text, "title": node.title,
+                    "source": node.source, "metadata": dict(node.metadata)}
+
+        return {"id": node_id, "document_id": nodes[at].document_id,
+                "before": [shown(n) for n in nodes[:at]], "passage": shown(nodes[at]),
+                "after": [shown(n) for n in nodes[at + 1:]]}
 
     def _open_view(self, filters: Filters | None, principal: Principal | None
                    ) -> tuple[Filters, Principal, Any]:

@@ -4,10 +4,16 @@ The engine calls :class:`Importer`; everything an import needs is given to it (t
 settings and a function that returns an embedder by name), so it can be tested and reused alone.
 An exception anywhere marks the run failed (with the files already reported) and re-raises;
 the store's publish step makes the snapshot visible all at once or not at all.
+
+Every snapshot records the content hash it was built from (:func:`content_hash`: the bytes of
+every file read and the options that shape the nodes). Importing the same content again into
+the same source is a no-op: the result says ``unchanged``, names the snapshot that already
+holds it, and nothing is loaded, embedded, published or recorded as a run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import re
@@ -23,10 +29,11 @@ import numpy.typing as npt
 from excerpt.analyze import ANALYZER_VERSION, analyze_many, detect_language
 from excerpt.errors import CorpusError, ExcerptError, InputError
 from excerpt.ingest._archive import MIB, ArchiveLimits
+from excerpt.ingest._common import require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.detect import load
 from excerpt.settings import Settings
-from excerpt.store.base import SnapshotPayload, Store
+from excerpt.store.base import SnapshotInfo, SnapshotPayload, Store
 from excerpt.store.segment import write_segment
 from excerpt.types import IngestIssue, Node
 
@@ -45,7 +52,7 @@ def no_progress(stage: str, done: int, total: int) -> None:
 class IngestResult:
     collection: str
     snapshot_id: str | None
-    import_run_id: int
+    import_run_id: int | None  # None when unchanged: no run was needed
     status: str
     documents: int
     nodes: int
@@ -101,11 +108,15 @@ class Importer:
         source: str | None = None,
         progress: Progress = no_progress,
         roots: Sequence[Path | str] | None = None,
+        known_hash: str | None = None,
     ) -> IngestResult:
         """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed').
+        The same content as the latest snapshot of the run's source is a no-op ('unchanged').
 
         ``roots``: when given, every file read must resolve inside one of these folders
-        (symbolic links included); a server passes its ingest roots."""
+        (symbolic links included); a server passes its ingest roots. ``known_hash``: the
+        content hash, computed and compared by the caller (excerpt sync, for many files at
+        once); the import then always runs and records it."""
         if embedder not in EMBEDDERS:
             raise InputError(f"unknown embedder {embedder!r}; choose one of {EMBEDDERS}")
         resolved = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
@@ -116,18 +127,16 @@ class Importer:
                 raise InputError(f"{p}: no such file or directory")
         guess = source or "|".join(sorted(str(p.resolve()) for p in resolved))
         started = time.perf_counter()
+        options = self.options(acl_tags, classification_labels, roots)
+        if known_hash is None:
+            known_hash = content_hash(resolved, fingerprint(fmt, options, embedder,
+                                                            snapshot_name), options.roots)
+            same = self._unchanged(collection, guess, known_hash)
+            if same is not None:
+                return unchanged_result(same, time.perf_counter() - started)
         run_id = self.store.begin_run(collection, guess, fmt)
         issues: list[IngestIssue] = []
         try:
-            options = LoadOptions(
-                acl_tags=tuple(sorted(set(acl_tags))),
-                classification_labels=tuple(sorted(set(classification_labels))),
-                chunk_chars=self.settings.chunk_chars,
-                overlap_chars=self.settings.chunk_overlap,
-                max_node_tokens=self.settings.code_max_node_tokens,
-                archive_limits=archive_limits(self.settings),
-                roots=None if roots is None else tuple(Path(r).resolve() for r in roots),
-            )
             progress("load", 0, 1)
             corpus = load(resolved, fmt, options)
             progress("load", 1, 1)
@@ -136,7 +145,8 @@ class Importer:
                 _rename_source(corpus, source)
             try:
                 return self._build_and_publish(
-                    run_id, collection, corpus, snapshot_name, embedder, started, progress
+                    run_id, collection, corpus, snapshot_name, embedder, started, progress,
+                    known_hash,
                 )
             except UnicodeEncodeError as exc:  # a lone surrogate outside the nodes' fields
                 raise CorpusError(f"{corpus.source}: text that cannot be stored as UTF-8 "
@@ -145,6 +155,19 @@ class Importer:
             reason = str(exc) if isinstance(exc, ExcerptError) else f"interrupted: {exc!r}"
             self.store.fail_run(run_id, reason, issues, time.perf_counter() - started)
             raise
+
+    def options(self, acl_tags: Sequence[str], classification_labels: Sequence[str],
+                roots: Sequence[Path | str] | None = None) -> LoadOptions:
+        """The load options of an import with these security fields under these settings."""
+        return LoadOptions(
+            acl_tags=tuple(sorted(set(acl_tags))),
+            classification_labels=tuple(sorted(set(classification_labels))),
+            chunk_chars=self.settings.chunk_chars,
+            overlap_chars=self.settings.chunk_overlap,
+            max_node_tokens=self.settings.code_max_node_tokens,
+            archive_limits=archive_limits(self.settings),
+            roots=None if roots is None else tuple(Path(r).resolve() for r in roots),
+        )
 
     def _build_and_publish(
         self,
@@ -155,6 +178,7 @@ class Importer:
         embedder: str,
         started: float,
         progress: Progress,
+        hashed: str,
     ) -> IngestResult:
         nodes = _checked_nodes(corpus.nodes)
         texts = [_index_text(n, corpus.index_titles) for n in nodes]
@@ -187,6 +211,7 @@ class Importer:
             snapshot_id=corpus.snapshot_hint,
             name=snapshot_name,
             embed_model=model,
+            content_hash=hashed,
         )
         info = self.store.publish(run_id, payload, time.perf_counter() - started)
         return IngestResult(
@@ -203,6 +228,20 @@ class Importer:
             embed_model=model,
             unresolved=corpus.unresolved,
         )
+
+    def _unchanged(self, collection: str, run_source: str, hashed: str) -> SnapshotInfo | None:
+        """The live snapshot the last completed run of ``run_source`` published, when it was
+        built from ``hashed`` and is still the latest of its source; else None. (The run's
+        source is known before loading; the snapshot's source only after.)"""
+        runs = [r for r in self.store.runs(collection)
+                if r.source == run_source and r.status == "completed" and r.snapshot_id]
+        if not runs:
+            return None
+        latest = runs[-1].snapshot_id
+        for known in self.store.source_states(collection).values():
+            if known.snapshot_id == latest:
+                return self.store.snapshot(latest) if known.content_hash == hashed else None
+        return None  # deleted since, or its source retired
 
     def _choose_model(self, embedder: str, languages: Sequence[str]) -> str | None:
         if embedder == "none" or not languages:
@@ -241,6 +280,48 @@ def _rename_source(corpus: LoadedCorpus, source: str) -> None:
     corpus.nodes = [replace(n, source=source) if n.source == loaded else n
                     for n in corpus.nodes]
     corpus.source = source
+
+
+def fingerprint(fmt: str, options: LoadOptions, embedder: str,
+                snapshot_name: str | None) -> dict[str, Any]:
+    """What besides the files decides the snapshot's nodes and vectors: changing any of it
+    (a tag, the chunk size, the analyzer) makes the same files a new snapshot."""
+    return {"format": fmt, "acl_tags": list(options.acl_tags),
+            "labels": list(options.classification_labels), "chunk": options.chunk_chars,
+            "overlap": options.overlap_chars, "max_node_tokens": options.max_node_tokens,
+            "embedder": embedder, "name": snapshot_name, "analyzer": ANALYZER_VERSION}
+
+
+def content_hash(paths: Sequence[Path], options: dict[str, Any],
+                 roots: Sequence[Path] | None = None) -> str:
+    """sha256 of ``options`` and of every file under ``paths`` (its path relative to the
+    path given, and its bytes' sha256), in a stable order. With ``roots``, paths outside them
+    are refused first (nothing outside is read, not even to hash it)."""
+    given = require_paths(paths, roots)
+    digest = hashlib.sha256(json.dumps(options, sort_keys=True).encode())
+    for path in sorted(given, key=lambda p: str(p.resolve())):
+        files = walk_files(path) if path.is_dir() else [path]
+        digest.update(f"\0{path.name}/".encode())  # not where it is: an upload's folder varies
+        for f in files:
+            name = f.relative_to(path).as_posix() if path.is_dir() else f.name
+            digest.update(f"\0{name}\0{file_hash(f)}".encode())
+    return digest.hexdigest()
+
+
+def file_hash(path: Path) -> str:
+    """sha256 of one file's bytes, read in pieces."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def unchanged_result(info: SnapshotInfo, seconds: float) -> IngestResult:
+    """The result of an import whose content the latest snapshot already holds."""
+    return IngestResult(
+        collection=info.collection, snapshot_id=info.snapshot_id, import_run_id=None,
+        status="unchanged", documents=info.documents, nodes=info.nodes, edges=info.edges,
+        seconds=seconds, errors=[], embed_model=info.embed_model,
+        message=f"unchanged: snapshot {info.snapshot_id} of {info.source!r} already holds "
+                "this content")
 
 
 def archive_limits(settings: Settings) -> ArchiveLimits:

@@ -27,6 +27,7 @@ from excerpt.store.segment import Segment
 
 if TYPE_CHECKING:
     from excerpt.memory.backends import MemoryBackend
+    from excerpt.store.sources import SourceState
 from excerpt.types import Document, Edge, IngestIssue, Node
 
 
@@ -92,6 +93,9 @@ class SnapshotPayload:
     name: str | None = None
     embed_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    content_hash: str | None = None
+    """sha256 of what the snapshot was built from (files and import options), stored with it:
+    an import of the same content into the same source is then a no-op (excerpt sync)."""
 
 
 RAN_WITH_ALL_ACCESS = {"all_access": True}
@@ -157,7 +161,22 @@ class Store(VectorStoreCache, Protocol):
 
     def snapshot(self, snapshot_id: str) -> SnapshotInfo: ...
 
-    def latest_snapshots(self, collection: str) -> list[SnapshotInfo]: ...
+    def latest_snapshots(self, collection: str) -> list[SnapshotInfo]:
+        """The default read view: the latest snapshot of every source not retired."""
+        ...
+
+    def source_states(self, collection: str) -> dict[str, SourceState]:
+        """Every live source of ``collection``: its latest snapshot and content hash."""
+        ...
+
+    def retire_sources(self, collection: str, sources: Sequence[str]) -> None:
+        """Take ``sources`` out of the latest view in one transaction; their snapshots stay
+        (history), and a new snapshot of one makes it live again (store/sources.py)."""
+        ...
+
+    def retired_sources(self, collection: str) -> list[str]:
+        """The retired sources of ``collection``, sorted."""
+        ...
 
     def create_set(self, collection: str, name: str, snapshot_ids: Sequence[str]) -> None: ...
 

@@ -203,6 +203,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "006_sync_sources",
+        # as the embedded store's 003_sync_sources: content hashes and retired sources
+        """
+        ALTER TABLE snapshots ADD COLUMN content_hash text;
+        CREATE TABLE retired_sources (
+            collection text NOT NULL,
+            source text NOT NULL,
+            retired_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (collection, source)
+        );
+        """,
+    ),
 ]
 
 

@@ -30,6 +30,7 @@ from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.deletion import delete_statements
 from excerpt.store.pg_where import metadata_test
 from excerpt.store.segment import Segment
+from excerpt.store.sources import SourceRecords
 
 if TYPE_CHECKING:
     from excerpt.memory.backends import MemoryBackend
@@ -57,7 +58,7 @@ def _psycopg() -> Any:
     return psycopg, psycopg_pool
 
 
-class PostgresStore(RecordQueries):
+class PostgresStore(SourceRecords, RecordQueries):
     """The store protocol on PostgreSQL; ``scratch`` is a local folder for runs being built."""
 
     def __init__(self, url: str, scratch: Path, max_connections: int = 10) -> None:
@@ -167,11 +168,13 @@ class PostgresStore(RecordQueries):
                     raise InputError(f"snapshot {snapshot_id!r} already exists")
                 conn.execute(
                     "INSERT INTO snapshots(id, collection, source, run_id, name, documents, "
-                    "nodes, edges, embed_model, meta) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
-                    "%s, %s)",
+                    "nodes, edges, embed_model, meta, content_hash) VALUES (%s, %s, %s, %s, "
+                    "%s, %s, %s, %s, %s, %s, %s)",
                     (snapshot_id, payload.collection, payload.source, run_id, payload.name,
                      len(payload.documents), len(payload.nodes), len(payload.edges),
-                     payload.embed_model, json.dumps(segment.meta)))
+                     payload.embed_model, json.dumps(segment.meta), payload.content_hash))
+                conn.execute("DELETE FROM retired_sources WHERE collection = %s AND "
+                             "source = %s", (payload.collection, payload.source))
                 _copy_content(conn, snapshot_id, payload, segment)
                 conn.execute(
                     "UPDATE import_runs SET status = 'completed', finished_at = now(), "
@@ -215,6 +218,12 @@ class PostgresStore(RecordQueries):
                 cur.executemany("INSERT INTO snapshot_set_members VALUES (%s, %s, %s, %s)",
                                 [(collection, name, i, sid)
                                  for i, sid in enumerate(members)])
+
+    def retire_sources(self, collection: str, sources: Sequence[str]) -> None:
+        """Take ``sources`` out of the latest view, all in one transaction (sources.py)."""
+        with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
+            cur.executemany("INSERT INTO retired_sources(collection, source) VALUES (%s, %s) "
+                            "ON CONFLICT DO NOTHING", [(collection, s) for s in sources])
 
     def delete_snapshots(self, collection: str, snapshot_ids: Sequence[str],
                          drop_collection: bool = False) -> None:

@@ -115,6 +115,21 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "003_sync_sources",
+        # excerpt sync (issue 19): a snapshot records the content hash it was built from, so an
+        # unchanged file or import costs one comparison; a source whose file was deleted is
+        # retired (out of the latest view, its snapshots kept) until a new snapshot of it.
+        """
+        ALTER TABLE snapshots ADD COLUMN content_hash TEXT;
+        CREATE TABLE retired_sources (
+            collection TEXT NOT NULL,
+            source TEXT NOT NULL,
+            retired_at TEXT NOT NULL,
+            PRIMARY KEY (collection, source)
+        );
+        """,
+    ),
 ]
 
 

@@ -29,6 +29,7 @@ from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.deletion import delete_statements
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
+from excerpt.store.sources import SourceRecords
 
 if TYPE_CHECKING:
     from excerpt.memory.backends import MemoryBackend
@@ -47,7 +48,7 @@ def _process_started(pid: int) -> float:
         return -1.0
 
 
-class SQLiteStore(RecordQueries):
+class SQLiteStore(SourceRecords, RecordQueries):
     """`excerpt.store.base.Store` on SQLite; one instance per process and home.
 
     Each thread that uses the store gets its own connection (the service answers requests on a
@@ -161,14 +162,16 @@ class SQLiteStore(RecordQueries):
         with self._transaction() as conn:
             conn.execute(
                 "INSERT INTO snapshots(id, collection, source, run_id, name, created_at, "
-                "documents, nodes, edges, embed_model, segment) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "documents, nodes, edges, embed_model, segment, content_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     snapshot_id, payload.collection, payload.source, run_id, payload.name,
                     created, len(payload.documents), len(payload.nodes), len(payload.edges),
-                    payload.embed_model, segment_name,
+                    payload.embed_model, segment_name, payload.content_hash,
                 ),
             )
+            conn.execute("DELETE FROM retired_sources WHERE collection = ? AND source = ?",
+                         (payload.collection, payload.source))  # a source that came back
             self._insert_content(conn, snapshot_id, payload)
             conn.execute(
                 "UPDATE import_runs SET status='completed', finished_at=?, seconds=?, "
@@ -246,6 +249,13 @@ class SQLiteStore(RecordQueries):
                 "INSERT INTO snapshot_set_members VALUES (?, ?, ?, ?)",
                 [(collection, name, i, sid) for i, sid in enumerate(members)],
             )
+
+    def retire_sources(self, collection: str, sources: Sequence[str]) -> None:
+        """Take ``sources`` out of the latest view, all in one transaction (sources.py)."""
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO retired_sources VALUES (?, ?, ?)",
+                [(collection, source, now()) for source in sources])
 
     def delete_snapshots(self, collection: str, snapshot_ids: Sequence[str],
                          drop_collection: bool = False) -> None:

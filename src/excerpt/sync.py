@@ -1,0 +1,242 @@
+"""``excerpt sync``: a collection that mirrors a folder.
+
+Every file is its own source, ``sync:<name>/<relative path>``, where ``name`` is the folder's
+name unless one is given. The prefix keeps sync's sources apart from ``excerpt ingest``'s
+(named by their paths) and from another folder's files synced into the same collection: a
+sync retires only the sources under its own prefix, so it never takes another folder's files
+out of the view. The name, not the absolute path, identifies the folder, so that a folder
+moved on disk, or the same folder uploaded as a zip (``POST /v1/sync``), keeps its sources and
+their history; two *different* folders of the same name synced into one collection must be
+given different names (``--name``).
+
+One pass: hash every file (sha256 of its bytes and of the import options,
+:func:`excerpt.ingest.pipeline.content_hash`) and compare with what the store recorded for
+the source's latest snapshot, read in one query. An unchanged file costs its hash and nothing
+else (no run, no parsing, no embedding, no snapshot). A new or changed file is imported alone
+as a new snapshot of its source (atomic, as every import); a file that fails to load is
+reported (path, reason) and the others go on; the sources of deleted files are retired in one
+transaction (out of the latest view, their snapshots kept). A process killed at any moment
+leaves every file either imported whole or not at all, and the next pass finishes the work.
+
+This module lives beside the engine rather than in ``ingest/``: it is not a loader but a
+policy over imports (which files to import, which sources to retire), and ``ingest/`` holds the
+loaders by domain and the one-import pipeline that sync calls once per changed file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from excerpt.errors import ExcerptError, InputError
+from excerpt.ingest._common import relative_id, walk_files
+from excerpt.ingest.pipeline import (
+    EMBEDDERS,
+    Importer,
+    Progress,
+    content_hash,
+    fingerprint,
+    no_progress,
+)
+
+__all__ = ["SOURCE_PREFIX", "SyncFailure", "SyncOptions", "SyncResult", "sync_folder",
+           "sync_source", "watch_folder"]
+
+SOURCE_PREFIX = "sync:"
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """How the files of a synced folder are imported (as ``excerpt ingest`` takes them)."""
+
+    collection: str = "default"
+    fmt: str = "auto"
+    acl_tags: tuple[str, ...] = ()
+    classification_labels: tuple[str, ...] = ()
+    embedder: str = "auto"
+    name: str | None = None
+    roots: tuple[Path, ...] | None = None
+
+
+@dataclass(frozen=True)
+class SyncFailure:
+    path: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass
+class SyncResult:
+    """What one pass did, by file (paths relative to the folder)."""
+
+    collection: str
+    name: str
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    deleted: list[str] = field(default_factory=list)
+    failed: list[SyncFailure] = field(default_factory=list)
+    snapshots: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection, "name": self.name,
+            "added": len(self.added), "changed": len(self.changed),
+            "unchanged": self.unchanged, "deleted": len(self.deleted),
+            "failed": len(self.failed), "seconds": round(self.seconds, 3),
+            "files": {"added": self.added, "changed": self.changed, "deleted": self.deleted},
+            "failures": [f.to_json() for f in self.failed],
+            "snapshots": self.snapshots,
+        }
+
+    def summary(self) -> str:
+        return (f"{len(self.added)} added, {len(self.changed)} changed, {self.unchanged} "
+                f"unchanged, {len(self.deleted)} deleted, {len(self.failed)} failed "
+                f"in {self.seconds:.1f} s")
+
+
+def sync_source(name: str, relative: str) -> str:
+    """The source of the file at ``relative`` (POSIX) in the folder synced as ``name``."""
+    return f"{SOURCE_PREFIX}{name}/{relative}"
+
+
+def folder_name(folder: Path, name: str | None) -> str:
+    """``name`` or the folder's own name, refused when it cannot be one path component."""
+    chosen = name if name is not None else folder.resolve().name
+    if not chosen.strip() or "/" in chosen or "\\" in chosen or chosen in (".", ".."):
+        raise InputError(f"sync name {chosen!r} must be a plain name (no '/'); give --name")
+    return chosen
+
+
+@dataclass
+class _Plan:
+    """Files to import, as (relative path, file, hash, is it new)."""
+
+    todo: list[tuple[str, Path, str, bool]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+
+def sync_folder(importer: Importer, folder: Path, options: SyncOptions,
+                progress: Progress = no_progress,
+                remembered: dict[str, tuple[str, str]] | None = None) -> SyncResult:
+    """One pass making ``options.collection`` mirror ``folder`` (see the module docstring).
+
+    ``remembered`` (source -> (hash, reason)): failures of earlier passes of this process; a
+    file that failed with the same content is reported again without another import run
+    (``--watch`` passes it, so a broken file is not re-parsed on every change elsewhere)."""
+    started = time.perf_counter()
+    if options.embedder not in EMBEDDERS:
+        raise InputError(f"unknown embedder {options.embedder!r}; choose one of {EMBEDDERS}")
+    if not folder.is_dir():
+        raise InputError(f"{folder}: not a folder (excerpt sync mirrors a folder)")
+    name = folder_name(folder, options.name)
+    result = SyncResult(options.collection, name)
+    plan = _plan(importer, folder, name, options, result, progress)
+    _import(importer, plan, name, options, result, progress, remembered)
+    _retire(importer, name, options.collection, plan.seen, result)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _plan(importer: Importer, folder: Path, name: str, options: SyncOptions,
+          result: SyncResult, progress: Progress) -> _Plan:
+    store = importer.store
+    known = (store.source_states(options.collection)
+             if options.collection in store.collections() else {})
+    load_options = importer.options(options.acl_tags, options.classification_labels,
+                                    options.roots)
+    shaping = fingerprint(options.fmt, load_options, options.embedder, None)
+    files = walk_files(folder)
+    plan = _Plan()
+    for done, path in enumerate(files, 1):
+        progress("hash", done, len(files))
+        relative = relative_id(path, folder)
+        source = sync_source(name, relative)
+        plan.seen.add(source)
+        try:
+            hashed = content_hash([path], shaping, load_options.roots)
+        except (OSError, ExcerptError) as exc:
+            result.failed.append(SyncFailure(relative, _reason(exc)))
+            continue
+        state = known.get(source)
+        if state is not None and state.content_hash == hashed:
+            result.unchanged += 1
+        else:
+            plan.todo.append((relative, path, hashed, state is None))
+    return plan
+
+
+def _import(importer: Importer, plan: _Plan, name: str, options: SyncOptions,
+            result: SyncResult, progress: Progress,
+            remembered: dict[str, tuple[str, str]] | None) -> None:
+    for done, (relative, path, hashed, new) in enumerate(plan.todo, 1):
+        progress("import", done - 1, len(plan.todo))
+        source = sync_source(name, relative)
+        earlier = (remembered or {}).get(source)
+        if earlier is not None and earlier[0] == hashed:
+            result.failed.append(SyncFailure(relative, earlier[1]))
+            continue
+        try:
+            imported = importer.run(
+                [path], options.collection, options.fmt, options.acl_tags,
+                options.classification_labels, None, options.embedder, source,
+                roots=options.roots, known_hash=hashed)
+        except (OSError, ExcerptError) as exc:
+            result.failed.append(SyncFailure(relative, _reason(exc)))
+            if remembered is not None:
+                remembered[source] = (hashed, _reason(exc))
+            continue
+        (result.added if new else result.changed).append(relative)
+        if imported.snapshot_id:
+            result.snapshots[relative] = imported.snapshot_id
+    if plan.todo:
+        progress("import", len(plan.todo), len(plan.todo))
+
+
+def _retire(importer: Importer, name: str, collection: str, seen: set[str],
+            result: SyncResult) -> None:
+    if collection not in importer.store.collections():
+        return
+    prefix = sync_source(name, "")
+    gone = sorted(s for s in importer.store.source_states(collection)
+                  if s.startswith(prefix) and s not in seen)
+    if gone:
+        importer.store.retire_sources(collection, gone)
+    result.deleted = [s.removeprefix(prefix) for s in gone]
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text if isinstance(exc, ExcerptError) else f"{type(exc).__name__}: {text}"
+
+
+def watch_folder(run_once: Callable[[], SyncResult], folder: Path, debounce_ms: int,
+                 report: Callable[[SyncResult], None], stop_event: Any = None,
+                 ready: Callable[[], None] | None = None) -> int:
+    """Sync now, then again after each burst of changes (``debounce_ms`` of quiet); returns
+    the passes made when ``stop_event`` is set or Ctrl-C ends it (watchfiles ends its own
+    wait cleanly; a Ctrl-C during a pass reaches the caller after that import failed
+    cleanly). ``ready`` is called once the watch is in place (tests wait for it)."""
+    import watchfiles
+
+    report(run_once())
+    passes = 1
+    watcher = watchfiles.watch(folder, debounce=debounce_ms, step=50, stop_event=stop_event,
+                               raise_interrupt=False, yield_on_timeout=ready is not None,
+                               rust_timeout=200 if ready is not None else 5000)
+    for changes in watcher:
+        if ready is not None:
+            ready()
+            ready = None
+        if not changes:
+            continue
+        report(run_once())
+        passes += 1
+    return passes
+
