@@ -43,10 +43,10 @@ _EDGE_PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
 # names the book's apparatus, :mod:`excerpt.ingest.books.parts`).
 _SCOPE_KEY = {"part": "book"}
 _SCOPE = re.compile(r"\b(book|chapter|canto|part)\s+(\d{1,3}|[ivxlc]{1,7})\b", re.IGNORECASE)
-# "page 12", "pages 11", "p. 12", "pp. 11", "pg 12"; a roman numeral only after the word
-# (a printed label: "page iv"); "12쪽", "12 페이지".
+# "page 12", "pages 11", "p. 12", "pp. 11", "pg 12"; a roman numeral after "page" or "p." is
+# a printed label ("page iv", "p. iv", as citations show it); "12쪽", "12 페이지".
 _PAGE = re.compile(r"(?:\bpages?\s+|\bpp?\.\s*|\bpg\.?\s+)(\d{1,5})\b(?![.,]\d)"
-                   r"|\bpages?\s+([ivxlc]{1,7})\b"
+                   r"|(?:\bpages?\s+|\bpp?\.\s*)([ivxlc]{1,7})\b"
                    r"|(?<!\d)(\d{1,5})\s*(?:쪽|페이지)", re.IGNORECASE)
 # "section 2.1", "sec. 2", "sect. 3.4.1", "§ 2.1", "§2"; numbers as the headings write them.
 _SECTION = re.compile(r"(?:\bsection\s+|\bsect?\.\s*|§\s*)(\d{1,3}(?:\.\d{1,3}){0,5})\b"

@@ -23,6 +23,7 @@ from excerpt.compose.grounding import alternatives, concepts, scope
         ("pg 3 limits", {"pages": 3}),
         ("Which valve is shown on Page 112?", {"pages": 112}),
         ("What does page iv say?", {"page_label": "iv"}),  # a roman label, as printed
+        ("see p. XII", {"page_label": "xii"}),
         ("12쪽에 나오는 압력 기준은?", {"pages": 12}),
         ("12 페이지의 내용", {"pages": 12}),
         ("What does section 2.1 require?", {"section_numbers": "2.1"}),

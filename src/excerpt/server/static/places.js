@@ -1,9 +1,18 @@
 // Where a passage is, from its node's metadata: the book and chapter, the regulation and
-// article, the source file (and member) of code, or a document's path and section.
+// article, the source file (and member) of code, or a document's path, EPUB chapter, page and
+// section (the keys of src/excerpt/ingest/documents/blocks.py).
 "use strict";
 
 const base = (path) => (path || "").split(/[\\/]/).pop();
 const join = (...parts) => parts.filter((p) => p !== undefined && p !== null && p !== "").join(" · ");
+
+export function page(m) {
+  // "p. 12"; "p. 11–12" when the passage spans pages; the printed label ("p. iv") when the PDF
+  // gives one; "" without a page.
+  if (m.page_label) return "p. " + m.page_label;
+  if (typeof m.page !== "number") return "";
+  return "p. " + m.page + (typeof m.page_end === "number" && m.page_end !== m.page ? "–" + m.page_end : "");
+}
 
 export function place(metadata, title, source) {
   // {kind, label}: kind is book, regulation, code or document.
@@ -16,9 +25,12 @@ export function place(metadata, title, source) {
     const article = [m.article, m.caption].filter(Boolean).join(" ");
     return { kind: "regulation", label: join(m.regulation, m.chapter, article) };
   }
+  if (m.path) {
+    const chapter = typeof m.chapter === "number" ? ["chapter " + m.chapter, m.chapter_title].filter(Boolean).join(" ") : "";
+    return { kind: "document", label: join(m.path, chapter, page(m), m.section) };
+  }
   if (typeof m.chapter === "number") {
     return { kind: "book", label: join(title || base(source), "chapter " + m.chapter) };
   }
-  if (m.path) return { kind: "document", label: join(m.path, m.section) };
   return { kind: "document", label: join(title, base(source)) };
 }

@@ -1,0 +1,183 @@
+"""``ask`` scoped to a page or a numbered section of a document, and citations that say where
+(issue 19 item 4). A real Markdown file with numbered headings goes through the Markdown reader
+and the structured chunker ("in section 2.1" answers from 2.1 only, "in section 2" from 2 and
+everything under it); pages come from nodes carrying the page metadata the PDF reader writes
+(ingest/documents/blocks.py), published as a BEIR corpus: "on page 12" finds a passage spanning
+pages 11-12, and a page's printed label wins over its position. A scope that matches nothing
+falls back to the whole collection. ``excerpt ask`` prints the page and section of each citation
+and books still print theirs as before."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from excerpt.cli.main import cli
+from excerpt.compose.ask import AskResult
+from excerpt.engine import Engine
+from excerpt.types import Filters
+
+MANUAL = """---
+title: Boiler Operation Manual
+---
+
+# 1 Scope
+
+This manual covers the operation of the steam boiler in the east plant room. The boiler
+pressure and the water level are the two readings every operator keeps in view.
+
+# 2 Operation
+
+Operation follows the daily schedule posted beside the boiler. Nobody operates the boiler
+alone during the night shift, and the boiler pressure is read at every change of shift.
+
+## 2.1 Requirements
+
+Operators must check the boiler pressure gauge before each shift and write the reading in
+the log book. The boiler pressure must stay below ten bar at all times.
+
+## 2.2 Procedures
+
+To start the boiler, open the feed water valve, then light the burner. Raise the boiler
+pressure slowly, by no more than one bar every five minutes.
+
+# 3 Maintenance
+
+The boiler pressure relief valve is tested every month by the maintenance crew, who check
+that the boiler pressure relief opens below twelve bar.
+"""
+
+
+def page_meta(page: int, end: int | None = None, label: str | None = None,
+              section: str | None = None) -> dict[str, Any]:
+    """A PDF node's metadata as the document readers write it."""
+    meta: dict[str, Any] = {"path": "pump.pdf", "format": "pdf", "page": page,
+                            "pages": list(range(page, (end or page) + 1))}
+    if end is not None:
+        meta["page_end"] = end
+    if label is not None:
+        meta["page_label"] = label
+    if section is not None:
+        number = section.split()[0]
+        meta.update(section=section, headings=[section], section_number=number,
+                    section_numbers=[number])
+    return meta
+
+
+PAGES = {
+    "p11": ("The pump pressure is set by the left dial on the front panel.", page_meta(11)),
+    "p11-12": ("The pump pressure alarm sounds when the dial passes the red mark, and the "
+               "pump pressure then falls by itself.", page_meta(11, 12, section="4.2 Alarms")),
+    "p12": ("A pump pressure above six bar needs the supervisor.", page_meta(12)),
+    "p13": ("The pump pressure log is kept for a year.", page_meta(13)),
+}
+LABELLED = {  # front matter numbered i, ii …: the page printed "12" is the file's page 24
+    "front": ("The valve pressure table of contents lists the chapters.",
+              page_meta(2, label="ii")),
+    "at-12": ("The valve pressure on the twelfth sheet of the file is a figure.",
+              page_meta(12, label="2")),
+    "at-24": ("The valve pressure printed on page twelve is four bar.", page_meta(24, label="12")),
+}
+
+
+def beir(path: Path, records: dict[str, tuple[str, dict[str, Any]]]) -> Path:
+    path.mkdir(parents=True)
+    (path / "corpus.jsonl").write_text("".join(
+        json.dumps({"_id": i, "title": "Pump Manual", "text": text, "metadata": meta}) + "\n"
+        for i, (text, meta) in records.items()), "utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory, shared_data: Callable[..., Path]) -> Path:
+    root = tmp_path_factory.mktemp("pages-sections")
+    (root / "manual.md").write_text(MANUAL, "utf-8")
+    engine = Engine(root / "home")
+    engine.ingest(root / "manual.md", collection="manual", embedder="none")
+    engine.ingest(beir(root / "pump", PAGES), collection="pump", fmt="beir", embedder="none")
+    engine.ingest(beir(root / "valve", LABELLED), collection="valve", fmt="beir",
+                  embedder="none")
+    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
+                  embedder="none")
+    engine.close()
+    return root / "home"
+
+
+def ask(home: Path, question: str, collection: str) -> AskResult:
+    engine = Engine(home)
+    try:
+        return engine.ask(question, Filters(collection), None, "bm25", reranker="none")
+    finally:
+        engine.close()
+
+
+def sections(result: AskResult) -> set[str]:
+    return {p.node.metadata.get("section_number", "") for p in result.candidates}
+
+
+def test_in_section_2_1_answers_from_2_1_only(home: Path) -> None:
+    unscoped = ask(home, "What must operators check about the boiler pressure?", "manual")
+    assert len(sections(unscoped)) > 1  # the words are everywhere: only the scope narrows
+    scoped = ask(home, "What must operators check about the boiler pressure in section 2.1?",
+                 "manual")
+    assert scoped.scope == {"section_numbers": "2.1"}
+    assert sections(scoped) == {"2.1"}
+    assert "gauge before each shift" in scoped.composed.answer
+    assert {c.metadata["section_number"] for c in scoped.composed.citations} == {"2.1"}
+
+
+def test_in_section_2_takes_everything_under_2(home: Path) -> None:
+    result = ask(home, "What does section 2 say about the boiler pressure?", "manual")
+    assert result.scope == {"section_numbers": "2"}
+    assert sections(result) == {"2", "2.1", "2.2"}
+
+
+def test_a_section_that_matches_nothing_falls_back_to_the_collection(home: Path) -> None:
+    result = ask(home, "What does section 7 say about the boiler pressure?", "manual")
+    assert result.scope == {} and len(sections(result)) > 1
+
+
+def test_on_page_12_finds_the_passages_on_page_12(home: Path) -> None:
+    result = ask(home, "What happens to the pump pressure on page 12?", "pump")
+    assert result.scope == {"pages": 12}  # no printed labels: the page's position
+    assert {p.node.id for p in result.candidates} == {"p11-12", "p12"}
+    assert ask(home, "What is the pump pressure on page 40?", "pump").scope == {}
+
+
+def test_a_printed_page_label_wins_over_the_position(home: Path) -> None:
+    result = ask(home, "What is the valve pressure on page 12?", "valve")
+    assert result.scope == {"page_label": "12"}
+    assert [p.node.id for p in result.candidates] == ["at-24"]
+    assert [p.node.id for p in ask(home, "valve pressure p. ii", "valve").candidates] == [
+        "front"]
+
+
+def cli_ask(home: Path, question: str, collection: str) -> list[str]:
+    out = CliRunner().invoke(cli, ["--home", str(home), "ask", question, "--collection",
+                                   collection, "--mode", "bm25", "--no-llm"])
+    assert out.exit_code == 0, out.output
+    return [line for line in out.output.splitlines() if line.startswith("[")]
+
+
+def test_citations_name_the_page_and_section(home: Path) -> None:
+    lines = cli_ask(home, "What happens to the pump pressure on page 12?", "pump")
+    assert "[1] p11-12  Pump Manual  (p. 11–12, section 4.2 Alarms)" in lines, lines
+    assert "[2] p12  Pump Manual  (p. 12)" in lines, lines
+    lines = cli_ask(home, "What must operators check about the boiler pressure in section 2.1?",
+                    "manual")
+    assert lines == ["[1] manual.md:0002  Boiler Operation Manual  (section 2.1 Requirements)"]
+    lines = cli_ask(home, "What is the valve pressure on page 12?", "valve")
+    assert lines == ["[1] at-24  Pump Manual  (p. 12)"]  # the printed label, not 24
+
+
+def test_book_citations_are_as_before(home: Path) -> None:
+    lines = cli_ask(home, "What does Lord Henry say about youth?", "books")
+    book = re.compile(r"\[\d+\] pg174:ch\d+:\d+  The Picture of Dorian Gray  "
+                      r"\(chapter=\d+, author=Oscar Wilde\)")
+    assert lines and all(book.fullmatch(line) for line in lines), lines
