@@ -1,0 +1,211 @@
+"""A PDF's paragraphs (page by page, in reading order) as :class:`Block`\\ s: which are headings
+and at what level, which are list items, code, footnotes and table rows, and how their lines
+join (hyphenation at line ends repaired).
+
+Headings: when the PDF has an outline (bookmarks), its entries are the headings, at their
+outline depth, matched to the paragraph on their page that carries their title (the outline is
+what the author declared; font sizes only guess). Text set larger than the body text is still a
+heading below the outline's depth. Without an outline, larger text is a heading (larger size,
+higher level) and a short bold line at body size is the lowest level.
+
+Hyphenation: "infor-" + "mation" becomes "information", but a hyphen that belongs to the word
+stays ("well-" + "known" is "well-known"). The document decides: a joined form it uses
+elsewhere wins, then a hyphenated form it uses elsewhere; two halves that are both words of the
+document on their own keep their hyphen; otherwise the hyphen was the typesetter's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from excerpt.ingest.documents.blocks import Block, BlockKind
+from excerpt.ingest.documents.pdf_layout import Para
+
+HEADING_RATIO = 1.15  # text this much larger than the body is a heading
+_BULLET = re.compile(r"^([•◦▪‣∙·\-–—*])\s+")
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_SPLIT = re.compile(r"([^\W\d_]+)-\n([^\W\d_]+)")
+_LABEL = re.compile(r"^(chapter|appendix|part|section|kapitel|chapitre)\s+\S+$", re.IGNORECASE)
+_COMPOUND_FIRST = {"self", "well", "cross", "half", "best", "worst"}
+
+
+@dataclass
+class PagePars:
+    """One page's paragraphs in reading order."""
+
+    number: int
+    label: str | None
+    height: float
+    paras: list[Para]
+
+
+@dataclass(frozen=True)
+class OutlineEntry:
+    level: int  # 0 outermost
+    title: str
+    page: int  # 1-based
+    y: float | None
+
+
+def body_size(pages: list[PagePars]) -> float:
+    """The font size most of the text is set in."""
+    sizes: Counter[float] = Counter()
+    for page in pages:
+        for para in page.paras:
+            if para.table is None:
+                sizes[round(para.style.size * 2) / 2] += sum(len(line) for line in para.lines)
+    return sizes.most_common(1)[0][0] if sizes else 10.0
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w]+", " ", text.lower()).split())
+
+
+def _is_heading(para: Para, body: float) -> bool:
+    text = " ".join(para.lines)
+    if para.table is not None or para.style.mono or len(para.lines) > 3 or len(text) > 200:
+        return False
+    if not re.search(r"[^\W\d_]", text):
+        return False
+    if para.style.size >= body * HEADING_RATIO:
+        return True
+    return (para.style.bold and para.style.size >= body * 0.95 and len(para.lines) <= 2
+            and len(text) <= 120 and not text.rstrip().endswith((".", ":", ",", ";")))
+
+
+def heading_levels(pages: list[PagePars], body: float, outline: list[OutlineEntry]
+                   ) -> dict[int, tuple[int, str]]:
+    """Heading level and text by ``id()`` of the paragraph that is a heading."""
+    levels: dict[int, tuple[int, str]] = {}
+    deepest = 0
+    if outline:
+        deepest = _match_outline(pages, outline, levels)
+    sizes = sorted({round(p.style.size * 2) / 2 for pg in pages for p in pg.paras
+                    if _is_heading(p, body) and p.style.size >= body * HEADING_RATIO},
+                   reverse=True)[:5]
+    for page in pages:
+        for para in page.paras:
+            if id(para) in levels or not _is_heading(para, body):
+                continue
+            size = round(para.style.size * 2) / 2
+            if outline and size < body * HEADING_RATIO:
+                continue
+            rank = sizes.index(size) if size in sizes else len(sizes)
+            levels[id(para)] = (deepest + 1 + (0 if outline else rank), " ".join(para.lines))
+    return levels
+
+
+def _match_outline(pages: list[PagePars], outline: list[OutlineEntry],
+                   levels: dict[int, tuple[int, str]]) -> int:
+    """Mark the paragraph each outline entry names (on its page or the next); entries whose
+    title is on neither page become headings of their own (see :func:`to_blocks`). Returns
+    the deepest outline level (1-based)."""
+    by_number = {p.number: p for p in pages}
+    for entry in outline:
+        want = _norm(entry.title)
+        for number in (entry.page, entry.page + 1):
+            page = by_number.get(number)
+            found = _find_title(page, want, levels) if page and want else None
+            if found is not None:
+                text = " ".join(page.paras[found].lines)  # type: ignore[union-attr]
+                if found > 0 and _LABEL.match(" ".join(page.paras[found - 1].lines)):  # type: ignore[union-attr]
+                    text = " ".join(page.paras[found - 1].lines) + " " + text  # type: ignore[union-attr]
+                    levels[id(page.paras[found - 1])] = (0, "")  # type: ignore[union-attr]
+                levels[id(page.paras[found])] = (entry.level + 1, text)  # type: ignore[union-attr]
+                break
+        else:
+            levels[id(entry)] = (entry.level + 1, entry.title)
+    return max(e.level for e in outline) + 1
+
+
+def _find_title(page: PagePars, want: str, levels: dict[int, tuple[int, str]]) -> int | None:
+    for i, para in enumerate(page.paras):
+        if para.table is not None or id(para) in levels or len(para.lines) > 3:
+            continue
+        have = _norm(" ".join(para.lines))
+        if have == want or (have.endswith(" " + want) and len(have) <= len(want) + 25):
+            return i
+    return None
+
+
+def vocabulary(pages: list[PagePars]) -> tuple[Counter[str], set[str]]:
+    """Words the document uses (not counting the halves of words split at a line end) and the
+    hyphenated words among them."""
+    words: Counter[str] = Counter()
+    for page in pages:
+        for para in page.paras:
+            if para.table is None and not para.style.mono:
+                words.update(_WORD.findall(_SPLIT.sub(" ", "\n".join(para.lines)).lower()))
+    return words, {w for w in words if "-" in w}
+
+
+def join_lines(lines: list[str], words: Counter[str], hyphenated: set[str]) -> str:
+    """One paragraph's text from its lines, line-end hyphenation repaired."""
+    text = lines[0]
+    for line in lines[1:]:
+        m = re.search(r"([^\W\d_]+)-$", text)
+        n = re.match(r"[^\W\d_]+", line)
+        if m and n:
+            keep = _keeps_hyphen(m.group(1), n.group(0), words, hyphenated)
+            text = text if keep else text[:-1]
+        elif not text.endswith("-"):
+            text += " "
+        text += line
+    return " ".join(text.split())
+
+
+def _keeps_hyphen(left: str, right: str, words: Counter[str], hyphenated: set[str]) -> bool:
+    if not right[0].islower():
+        return True
+    joined, dashed = (left + right).lower(), f"{left}-{right}".lower()
+    if words[joined]:
+        return False
+    if dashed in hyphenated or left.lower() in _COMPOUND_FIRST:
+        return True
+    return words[left.lower()] > 0 and words[right.lower()] > 0 and len(left) > 1
+
+
+def to_blocks(pages: list[PagePars], outline: list[OutlineEntry]) -> list[Block]:
+    """Every page's paragraphs as blocks, in page order."""
+    body = body_size(pages)
+    levels = heading_levels(pages, body, outline)
+    words, hyphenated = vocabulary(pages)
+    orphans = {e.page: [] for e in outline}  # type: dict[int, list[OutlineEntry]]
+    for e in outline:
+        if id(e) in levels:
+            orphans[e.page].append(e)
+    blocks: list[Block] = []
+    for page in pages:
+        pending = sorted(orphans.get(page.number, []), key=lambda e: -(e.y or 1e9))
+        for para in page.paras:
+            while pending and (pending[0].y is None or pending[0].y >= para.y1 - 1):
+                e = pending.pop(0)
+                blocks.append(_block(page, "heading", e.title, e.level + 1))
+            blocks.extend(_para_blocks(page, para, levels, body, words, hyphenated))
+        blocks.extend(_block(page, "heading", e.title, e.level + 1) for e in pending)
+    return blocks
+
+
+def _para_blocks(page: PagePars, para: Para, levels: dict[int, tuple[int, str]], body: float,
+                 words: Counter[str], hyphenated: set[str]) -> list[Block]:
+    if para.table is not None:
+        return [_block(page, "table_row", " | ".join(row)) for row in para.table]
+    if id(para) in levels:
+        level, text = levels[id(para)]
+        return [_block(page, "heading", " ".join(text.split()), level)] if level else []
+    if para.style.mono:
+        return [_block(page, "code", "\n".join(para.lines))]
+    text = join_lines(para.lines, words, hyphenated)
+    bullet = _BULLET.match(text)
+    if bullet:
+        return [_block(page, "list_item", text[bullet.end():])]
+    small = para.style.size <= body * 0.9
+    if small and para.y1 < page.height * 0.3 and re.match(r"^[\d*†‡]", text):
+        return [_block(page, "footnote", text)]
+    return [_block(page, "paragraph", text)]
+
+
+def _block(page: PagePars, kind: BlockKind, text: str, level: int = 0) -> Block:
+    return Block(kind, text, level=level, page=page.number, page_label=page.label)
