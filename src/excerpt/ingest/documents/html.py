@@ -6,9 +6,10 @@ manual match "Next chapter" and crowd the passages out, so they are dropped befo
 taken (:func:`main_content`):
 
 * elements that say what they are: ``nav``, ``aside``, ``footer``, ``form``, ``script``,
-  ``style``…, a ``header`` outside an article, ``role="navigation"`` (and banner,
-  contentinfo, complementary, search), hidden elements, and the class or id names that
-  generated manuals use for the same things (``navheader``, ``sphinxsidebar``, ``toc``…);
+  ``style``…, a ``header`` outside an article (unless it holds a heading),
+  ``role="navigation"`` (and banner, contentinfo, complementary, search), hidden elements,
+  and the class or id names that generated manuals use for the same things (``navheader``,
+  ``sphinxsidebar``, ``toc``…), but never a footnote (``class="footnote"``, ``epub:type``);
 * lists, tables and divisions that are mostly links (three links or more, 60 % of their text
   in links): menus and tables of contents without a name;
 * then ``<main>`` / ``role="main"`` is the content when the page has one, else its
@@ -36,8 +37,8 @@ from lxml import etree  # type: ignore[import-untyped, unused-ignore]
 from excerpt.errors import CorpusError
 from excerpt.ingest.documents.blocks import Block, BlockKind, StructuredDoc
 
-__all__ = ["blocks_of", "decode", "looks_like", "main_content", "parse_html", "parse_xhtml",
-           "read", "title_of"]
+__all__ = ["EPUB_TYPE", "blocks_of", "decode", "drop_boilerplate", "inline_text", "looks_like",
+           "main_content", "normalize", "parse_html", "parse_xhtml", "read", "title_of"]
 
 Element = Any  # lxml elements (lxml ships no type information)
 
@@ -66,7 +67,7 @@ _LINKY_MIN_LINKS = 3
 _LINKY_RATIO = 0.6
 _PROSE_CHARS = 80  # a paragraph with this much text outside links is content, not a menu
 _DOMINANT = 0.8
-_EPUB_TYPE = "{http://www.idpf.org/2007/ops}type"
+EPUB_TYPE = "{http://www.idpf.org/2007/ops}type"
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _SPACE = re.compile(r"\s+")
 _INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
@@ -214,7 +215,7 @@ def _is_boilerplate(el: Element) -> bool:
     if tag in _DROP_TAGS or el.get("role", "").lower() in _DROP_ROLES:
         return True
     if tag == "header" and not _inside(el, "article", "main", "section"):
-        return True
+        return not tag_in(el, set(HEADINGS))  # an EPUB chapter's <header><h1> is content
     if el.get("hidden") is not None or el.get("aria-hidden", "").lower() == "true":
         return True
     if _HIDDEN_STYLE.search(el.get("style", "")):
@@ -225,7 +226,7 @@ def _is_boilerplate(el: Element) -> bool:
 
 def is_note(el: Element) -> bool:
     """A footnote or endnote (DocBook and Sphinx classes, ARIA roles, EPUB 3 ``epub:type``)."""
-    names = el.get("class", "").lower().split() + el.get(_EPUB_TYPE, "").lower().split()
+    names = el.get("class", "").lower().split() + el.get(EPUB_TYPE, "").lower().split()
     return (any(n.startswith(("footnote", "endnote", "rearnote")) for n in names)
             or el.get("role", "") in ("doc-footnote", "doc-endnote", "doc-endnotes"))
 
