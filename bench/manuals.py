@@ -151,11 +151,23 @@ def place(node: Node) -> str:
     return "; ".join(where)
 
 
+def all_nodes(engine: Engine) -> list[Node]:
+    """Every node of the collection's latest view (to tell a question no single node answers,
+    a chunking miss, from one the ranking missed)."""
+    store = engine.store
+    out: list[Node] = []
+    for snap in store.latest_snapshots("manuals"):
+        sid = snap.snapshot_id
+        out += store.nodes_by_ordinal(sid, list(range(store.segment(sid).size)))
+    return out
+
+
 def judge(engine: Engine, questions: Sequence[Question], mode: SearchMode, k: int,
           pdf_files: dict[str, tuple[Path, ...]]) -> list[dict[str, Any]]:
-    """One row per question: rank of the answering hit as typed and bare, and the PDF page
-    checks of every hit."""
+    """One row per question: rank of the answering hit as typed and bare, how many nodes of the
+    collection answer it at all, and the PDF page checks of every hit."""
     filters = Filters("manuals")
+    nodes = all_nodes(engine)
     rows = []
     for q in questions:
         typed = [h.node for h in engine.search(q.question, filters, None, mode, k).hits]
@@ -165,6 +177,7 @@ def judge(engine: Engine, questions: Sequence[Question], mode: SearchMode, k: in
         rows.append({
             "id": q.id, "manual": q.corpus, "split": q.split, "question": q.question,
             "rank": first_holding(typed, q), "rank_bare": first_holding(bare, q),
+            "answering_nodes": sum(not missing_facts(n.text, q.facts) for n in nodes),
             "pdf_hits": len(checks), "pages_right": sum(bool(c) for c in checks),
             "top": [{"id": n.id, "source": n.source, "place": place(n), "text": n.text[:160]}
                     for n in typed]})
@@ -186,6 +199,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out[label] = {"found": found, "questions": total,
                       "share": round(found / total, 3) if total else None,
                       "share_bare": round(bare / total, 3) if total else None}
+    out["no_single_node"] = [r["id"] for r in rows if not r["answering_nodes"]]
     out["per_manual"] = {m: share((r for r in rows if r["manual"] == m), "rank")
                          for m in sorted({r["manual"] for r in rows})}
     pdf_hits = sum(r["pdf_hits"] for r in rows)
@@ -224,11 +238,14 @@ def print_mode(result: dict[str, Any], k: int) -> None:
         print(f"| {label} | {h['found']}/{h['questions']} | {h['share']} | {h['share_bare']} |")
     print("\nper manual: " + ", ".join(f"{m} {f}/{t}" for m, (f, t) in s["per_manual"].items()))
     print(f"PDF hits whose page holds their text: {s['pdf_pages_right']}/{s['pdf_hits']}")
+    print(f"questions no single node answers (the facts split across nodes): "
+          f"{', '.join(s['no_single_node']) or 'none'}")
     for row in result["questions"]:
         if row["rank"] is None:
             top = "; ".join(f"{t['source']} [{t['place']}] {t['text'][:60]!r}"
                             for t in row["top"][:3])
-            print(f"  missed {row['id']} ({row['split']}): {row['question']}\n    top: {top}")
+            print(f"  missed {row['id']} ({row['split']}, {row['answering_nodes']} nodes of the "
+                  f"collection answer it): {row['question']}\n    top: {top}")
 
 
 def main() -> int:
