@@ -4,8 +4,9 @@ and the structured chunker ("in section 2.1" answers from 2.1 only, "in section 
 everything under it); pages come from nodes carrying the page metadata the PDF reader writes
 (ingest/documents/blocks.py), published as a BEIR corpus: "on page 12" finds a passage spanning
 pages 11-12, and a page's printed label wins over its position. A scope that matches nothing
-falls back to the whole collection. ``excerpt ask`` prints the page and section of each citation
-and books still print theirs as before."""
+falls back to the whole collection. A real PDF (tests/pdfs.py: front matter labelled i, then
+1, 2, 3) goes through the PDF reader: "on page 2" is its printed page 2. ``excerpt ask`` prints
+the page and section of each citation and books still print theirs as before."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from tests.page_corpus import LABELLED, MANUAL, PAGES, beir
+from tests.pdfs import write_manual
 
 from excerpt.cli.main import cli
 from excerpt.compose.ask import AskResult
@@ -34,6 +36,7 @@ def home(tmp_path_factory: pytest.TempPathFactory, shared_data: Callable[..., Pa
                   embedder="none")
     engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
                   embedder="none")
+    engine.ingest(write_manual(root / "widgets.pdf"), collection="pdf", embedder="none")
     engine.close()
     return root / "home"
 
@@ -87,6 +90,17 @@ def test_a_printed_page_label_wins_over_the_position(home: Path) -> None:
         "front"]
 
 
+def test_a_real_pdf_is_asked_by_its_printed_pages_and_sections(home: Path) -> None:
+    result = ask(home, "Which parts are listed on page 2?", "pdf")
+    assert result.scope == {"page_label": "2"}  # the third sheet, printed "2"
+    assert {(p.node.metadata["page"], p.node.metadata["section"])
+            for p in result.candidates} == {(3, "3 Parts table")}
+    result = ask(home, "How is support given in section 4.1?", "pdf")
+    assert [p.node.metadata["section_number"] for p in result.candidates] == ["4.1"]
+    result = ask(home, "What does the manual say about widgets on page i?", "pdf")
+    assert [p.node.metadata["page"] for p in result.candidates] == [1]
+
+
 def cli_ask(home: Path, question: str, collection: str) -> list[str]:
     out = CliRunner().invoke(cli, ["--home", str(home), "ask", question, "--collection",
                                    collection, "--mode", "bm25", "--no-llm"])
@@ -103,6 +117,8 @@ def test_citations_name_the_page_and_section(home: Path) -> None:
     assert lines == ["[1] manual.md:0002  Boiler Operation Manual  (section 2.1 Requirements)"]
     lines = cli_ask(home, "What is the valve pressure on page 12?", "valve")
     assert lines == ["[1] at-24  Pump Manual  (p. 12)"]  # the printed label, not 24
+    lines = cli_ask(home, "Which parts are listed on page 2?", "pdf")
+    assert lines == ["[1] widgets.pdf:0002  Widgets in Practice  (p. 2, section 3 Parts table)"]
 
 
 def test_book_citations_are_as_before(home: Path) -> None:

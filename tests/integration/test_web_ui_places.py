@@ -3,7 +3,8 @@ Chromium against a real ``excerpt serve``: an ask "on page 12" quotes the passag
 each placed as ``pump.pdf · p. 12`` (``p. 11–12`` when it spans pages, the printed label when
 the PDF gives one, then the section), search hits likewise, and a Markdown section by its
 heading path as before. The nodes carry the metadata the PDF reader writes
-(ingest/documents/blocks.py), published as a BEIR corpus; screenshots are taken and checked."""
+(ingest/documents/blocks.py), published as a BEIR corpus, and a real PDF (tests/pdfs.py, pages
+labelled i, 1, 2, 3) is placed by its printed page; screenshots are taken and checked."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from tests.browser import console_errors, png_size
 from tests.http import add_keys, excerpt_serve
 from tests.page_corpus import LABELLED, MANUAL, PAGES, beir
+from tests.pdfs import write_manual
 
 from excerpt.engine import Engine
 
@@ -30,6 +32,7 @@ def served(tmp_path_factory: pytest.TempPathFactory,
     engine.ingest(beir(root / "valve", LABELLED), collection="valve", fmt="beir",
                   embedder="none")
     engine.ingest(root / "manual.md", collection="manual", embedder="none")
+    engine.ingest(write_manual(root / "widgets.pdf"), collection="pdf", embedder="none")
     engine.close()
     keys = add_keys(root / "home", [("ana",)], revoke=())
     with excerpt_serve(["--home", str(root / "home")], free_port()) as url:
@@ -108,3 +111,12 @@ def test_a_markdown_section_is_named_by_its_headings(ui: Any, served: tuple[str,
     open_collection(ui, served, "manual")
     found = ask(ui, "What must operators check about the boiler pressure in section 2.1?")
     assert found == {"manual.md:0002": "manual.md · 2 Operation > 2.1 Requirements"}
+
+
+def test_a_real_pdf_quote_shows_its_printed_page(ui: Any, served: tuple[str, str],
+                                                 tmp_path: Path) -> None:
+    open_collection(ui, served, "pdf")
+    found = ask(ui, "Which parts are listed on page 2?")
+    assert found == {"widgets.pdf:0002": "widgets.pdf · p. 2 · 3 Parts table"}
+    width, height = shot_of(ui, "#quotes .quote", tmp_path / "pdf-quote.png")
+    assert width > 300 and height > 40

@@ -227,7 +227,7 @@ def test_a_hidden_passage_cannot_be_opened_by_its_link(ui: Any, site: Site) -> N
     open_as(ui, site, "ana", "notes")
     ui.goto(site.url + "/" + link)
     ui.wait_for_selector("#status.error")
-    assert "not found" in ui.inner_text("#status") and ui.locator("#passage").is_hidden()
+    assert "no node" in ui.inner_text("#status") and ui.locator("#passage").is_hidden()
     assert "merger" not in ui.content()
     open_as(ui, site, "ben", "notes")
     ui.goto(site.url + "/" + link)
@@ -296,7 +296,7 @@ def test_a_cautious_answer_says_so_and_a_confident_one_does_not(
      r"^src/FakeEnterprise\.Domain/Shipments/ShipmentService\.cs · "
      r"ShipmentService\.SearchByTracking$"),
     ("handbook", "How are snapshots read?", "document",
-     r"^01-snapshots\.md · Reading the latest snapshots$"),
+     r"^01-snapshots\.md · (Snapshots and import runs > )?Reading the latest snapshots$"),
 ])
 def test_quotes_name_their_place_and_open_in_context(
         ui: Any, site: Site, tmp_path: Path, collection: str, question: str, kind: str,
@@ -312,10 +312,15 @@ def test_quotes_name_their_place_and_open_in_context(
     first.locator("a.in-context").click()
     ui.wait_for_selector("#passage:not([hidden])")
     assert "#passage?" in ui.url
-    status, context = call(f"{site.url}/v1/context", site.keys["ana"],
-                           {"seeds": [node_id], "collection": collection})
+    status, shown = call(f"{site.url}/v1/passage?id={quote(node_id)}&collection={collection}"
+                         "&around=2", site.keys["ana"])
     assert status == 200
-    assert ui.text_content("#passage-text") == context["node_texts"][0]["text"]
+    assert ui.text_content("#passage-text .here") == shown["passage"]["text"]
+    neighbours = [n["id"] for n in shown["before"] + shown["after"]]
+    assert ui.eval_on_selector_all("#passage-text .around",
+                                   "els => els.map(e => e.dataset.id)") == neighbours
+    for n in shown["before"] + shown["after"]:  # each whole, but for text the next repeats
+        assert ui.text_content(f'#passage-text .around[data-id="{n["id"]}"]') in n["text"]
     assert ui.text_content("#passage-text mark.quoted") == quoted
     assert ui.inner_text("#passage-place").endswith(node_id)
     assert ui.get_attribute("#passage-place", "data-kind") == kind

@@ -23,7 +23,7 @@ from excerpt.retrieve.multihop import MultiHopResult, multi_hop
 from excerpt.retrieve.view import Candidate, Shadows, View, ViewPart, build_view, shadowed
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
-from excerpt.types import Edge, Principal
+from excerpt.types import Edge, Node, Principal
 
 SHADOW_VIEWS = 64
 """How many views' shadowed nodes an access remembers (a view changes only on import)."""
@@ -108,6 +108,12 @@ class Access(Protocol):
     def graph(self, view: Any) -> GraphAccess: ...
 
     def visible_texts(self, view: Any, ids: Sequence[str]) -> dict[str, str]: ...
+
+    def around(self, view: Any, node_id: str, n: int) -> list[Node]:
+        """The node ``node_id`` with up to ``n`` nodes before and after it in its document
+        (reading order: the order it was imported in), only those the caller may see; [] when
+        the caller may not see the node itself."""
+        ...
 
     def follow_citations(self, view: Any, ranked: list[Candidate], weights: Mapping[str, float],
                          settings: Settings) -> tuple[list[Candidate], MultiHopResult | None]:
@@ -237,6 +243,18 @@ class SegmentAccess:
                                                 [o for _, o in pairs])
             texts.update({node_id: n.text for (node_id, _), n in zip(pairs, nodes, strict=True)})
         return texts
+
+    def around(self, view: View, node_id: str, n: int) -> list[Node]:
+        parts = _SegmentGraph(self, view).holders(node_id)
+        if not parts:
+            return []
+        part = view.parts[parts[0]]
+        ordinal = part.segment.ordinal_of[node_id]
+        near = range(max(0, ordinal - n), min(part.segment.size, ordinal + n + 1))
+        shown = [o for o in near if part.mask[o]]
+        nodes = self.store.nodes_by_ordinal(part.info.snapshot_id, shown)
+        document = nodes[shown.index(ordinal)].document_id
+        return [node for node in nodes if node.document_id == document]
 
     def follow_citations(self, view: View, ranked: list[Candidate],
                          weights: Mapping[str, float], settings: Settings
@@ -390,6 +408,9 @@ class SqlAccess:
 
     def visible_texts(self, view: sql.SqlView, ids: Sequence[str]) -> dict[str, str]:
         return sql.sql_visible_texts(self.rows, view, ids)
+
+    def around(self, view: sql.SqlView, node_id: str, n: int) -> list[Node]:
+        return sql.sql_around(self.rows, view, node_id, n)
 
     def follow_citations(self, view: sql.SqlView, ranked: list[Candidate],
                          weights: Mapping[str, float], settings: Settings

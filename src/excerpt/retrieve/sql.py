@@ -32,8 +32,8 @@ from excerpt.graph.expand import NodeStatus
 from excerpt.retrieve.view import Candidate
 from excerpt.store.base import SnapshotInfo
 from excerpt.store.pg_where import metadata_test
-from excerpt.store.postgres import vector_text
-from excerpt.types import Edge, Principal
+from excerpt.store.postgres import PostgresStore, vector_text
+from excerpt.types import Edge, Node, Principal
 
 QueryEmbedder = Callable[[str], npt.NDArray[np.float32]]
 
@@ -379,6 +379,28 @@ class SqlGraph:
             f"AND e.to_id = %s AND {where} ORDER BY e.relation, e.from_id",
             [self._view.snapshot_ids, node_id, *params])
         return [Edge(from_id, relation, node_id) for relation, from_id in found]
+
+
+_NODE_COLUMNS = ", ".join(f"n.{c}" for c in ("id", "document_id", "text", "title", "source",
+                                               "start", '"end"', "acl_tags", "labels",
+                                               "metadata"))
+
+
+def sql_around(rows: Rows, view: SqlView, node_id: str, n: int) -> list[Node]:
+    """As SegmentAccess.around: the visible node and its visible neighbours within ``n``
+    ordinals in the same snapshot and document, from the first part that holds the node."""
+    where, params = view.where()
+    held = rows(f"SELECT n.snapshot_id, n.ordinal, n.document_id, "
+                f"array_position(%s::text[], n.snapshot_id) AS pos FROM nodes n "
+                f"WHERE {where} AND n.id = %s ORDER BY pos DESC LIMIT 1",
+                [view.snapshot_ids, *params, node_id])
+    if not held:
+        return []
+    snapshot_id, ordinal, document, _ = held[0]
+    found = rows(f"SELECT {_NODE_COLUMNS} FROM nodes n WHERE {where} AND n.snapshot_id = %s "
+                 f"AND n.document_id = %s AND n.ordinal BETWEEN %s AND %s ORDER BY n.ordinal",
+                 [*params, snapshot_id, document, ordinal - n, ordinal + n])
+    return [PostgresStore._node(row) for row in found]
 
 
 def sql_visible_texts(rows: Rows, view: SqlView, ids: Sequence[str]) -> dict[str, str]:

@@ -31,7 +31,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
-from excerpt.engine import EMBEDDERS, Engine
+from excerpt.engine import EMBEDDERS, MAX_AROUND, Engine
 from excerpt.errors import (
     ExcerptError,
     InputError,
@@ -176,6 +176,21 @@ def create_app(engine: Engine, keys: KeyRing,
                                          clearance, all_access), who)
         result = engine.search(q, filters, principal, mode, k, reranker=rerank)
         return JSONResponse(result.to_json())
+
+    @app.get("/v1/passage", responses=errors(400, 401, 403, 404, 503))
+    def passage(id: str = Query(..., min_length=1, max_length=MAX_QUERY),
+                collection: str = "default",
+                around: int = Query(1, ge=0, le=MAX_AROUND),
+                snapshot: str | None = None, snapshot_set: str | None = None,
+                acl_tag: list[str] | None = Query(None),  # noqa: B008
+                clearance: list[str] | None = Query(None),  # noqa: B008
+                all_access: bool = False,
+                who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        """A node in its place: ``around`` nodes before and after it in its document, only
+        those the key may see (the web UI's "in context"); hidden and unknown ids are 404."""
+        filters, principal = _read(Scope(collection, snapshot, snapshot_set, (), acl_tag,
+                                         clearance, all_access), who)
+        return engine.passage(id, filters, principal, around)
 
     @app.post("/v1/ask", responses=errors(400, 401, 403, 404, 502, 503))
     def ask(body: AskBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008

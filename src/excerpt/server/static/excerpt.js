@@ -2,7 +2,7 @@
 // assets. The key's collections fill the picker (GET /v1/snapshots: only what the key may
 // see); every request clears what the last one showed; an ask streams its stages
 // (POST /v1/ask/stream) before its answer; quotes and hits name their place and link to the
-// passage in context (POST /v1/context with the node as its seed).
+// passage in context (GET /v1/passage: the node and its neighbours in its document).
 import { api, askStream } from "./api.js";
 import { place } from "./places.js";
 import { marked, snippet } from "./snippets.js";
@@ -236,26 +236,34 @@ async function openPassage() {
   if (!params) return;
   const ask = ++opened;
   const id = params.get("id");
-  const body = { seeds: [id], collection: params.get("collection") };
-  ["snapshot", "snapshot_set"].forEach((name) => { if (params.get(name)) body[name] = params.get(name); });
+  const query = new URLSearchParams({ id, collection: params.get("collection"), around: AROUND });
+  ["snapshot", "snapshot_set"].forEach((name) => { if (params.get(name)) query.set(name, params.get(name)); });
   let result;
   try {
-    result = await api(key(), "/v1/context", body);
+    result = await api(key(), "/v1/passage?" + query);
   } catch (error) {
     if (ask === opened) setStatus(error.message, true);
     return;
   }
   if (ask !== opened) return;
-  const node = result.node_texts[0];
-  if (!node) {
-    const skipped = result.skipped[0];
-    setStatus(`${id}: ${skipped ? skipped.reason : "not found"}`, true);
-    return;
-  }
-  showPassage(node, shown.get(id));
+  showPassage(result.passage, shown.get(id), result.before, result.after);
 }
 
-function showPassage(node, known) {
+const AROUND = 2; // nodes shown before and after a passage, in its document
+
+function overlap(node) {
+  // characters at the start of a node that repeat the end of the node before it
+  const n = node && node.metadata ? node.metadata.overlap : 0;
+  return Number.isInteger(n) && n > 0 ? n : 0;
+}
+
+function aroundBlock(node, from, to) {
+  const el = text("div", node.text.slice(from, node.text.length - to), "around");
+  el.dataset.id = node.id;
+  return el;
+}
+
+function showPassage(node, known, before = [], after = []) {
   const where = known ? place(known.metadata, known.title, known.source) : { kind: "document", label: "" };
   $("passage-place").textContent = [where.label, node.id].filter(Boolean).join(" · ");
   $("passage-place").dataset.kind = where.kind;
@@ -263,14 +271,22 @@ function showPassage(node, known) {
   box.dataset.id = node.id;
   box.dataset.kind = where.kind;
   box.replaceChildren();
+  // the neighbours whole but for the text the next one repeats (shown once, in the next)
+  const order = [...before, node, ...after];
+  before.forEach((n, i) => box.append(aroundBlock(n, 0, overlap(order[i + 1]))));
+  const here = document.createElement("div");
+  here.className = "here";
   const at = known && known.quote ? node.text.indexOf(known.quote) : -1;
   if (at >= 0) {
-    box.append(node.text.slice(0, at), text("mark", known.quote, "quoted"), node.text.slice(at + known.quote.length));
+    here.append(node.text.slice(0, at), text("mark", known.quote, "quoted"), node.text.slice(at + known.quote.length));
   } else {
-    append(box, known && known.query ? marked(node.text, known.query) : [{ text: node.text, mark: false }]);
+    append(here, known && known.query ? marked(node.text, known.query) : [{ text: node.text, mark: false }]);
   }
+  box.append(here);
+  after.forEach((n) => box.append(aroundBlock(n, overlap(n), 0)));
   $("passage").hidden = false;
   $("passage").scrollIntoView({ block: "start" });
+  box.scrollTop = here.offsetTop; // the passage first, its neighbours a scroll away
 }
 
 // -- dependencies ---------------------------------------------------------------------------
