@@ -118,19 +118,30 @@ def _squash(text: str) -> str:
     return re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", text).lower())
 
 
-def page_right(node: Node, files: Sequence[Path]) -> bool | None:
+def _words(text: str) -> list[str]:
+    return [w for w in (_squash(t) for t in text.split()) if len(w) >= 4]
+
+
+def _on_page(words: Sequence[str], page_text: str) -> bool:
+    """Most of ``words`` (3 in 4) are on the page: word order may differ from pdfium's plain
+    text (table cells, footnotes, dot leaders), the page may not."""
+    squashed = _squash(page_text)
+    return bool(words) and sum(w in squashed for w in words) >= 0.75 * len(words)
+
+
+def page_right(node: Node, files: Sequence[Path]) -> bool:
     """Whether a PDF node has a ``page`` and that page (and ``page_end``) of one of ``files``
     holds its first (and last) words."""
     page = node.metadata.get("page")
     if not isinstance(page, int):
         return False
     end = node.metadata.get("page_end") or page
-    text = _squash(node.text)
-    head, tail = text[:40], text[-40:]
+    words = _words(node.text)
+    head, tail = words[:8], words[-8:]
     for path in files:
         pages = pdf_page_texts(path)
         if (1 <= page <= len(pages) and 1 <= end <= len(pages)
-                and head in _squash(pages[page - 1]) and tail in _squash(pages[end - 1])):
+                and _on_page(head, pages[page - 1]) and _on_page(tail, pages[end - 1])):
             return True
     return False
 
