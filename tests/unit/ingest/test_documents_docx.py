@@ -8,6 +8,7 @@ from pathlib import Path
 
 import docx
 import pytest
+from docx.enum.style import WD_STYLE_TYPE
 from docx.opc.constants import CONTENT_TYPE as CT
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.opc.packuri import PackURI
@@ -112,6 +113,8 @@ def test_headings_paragraphs_lists_in_order(tmp_path: Path) -> None:
 
 
 def test_table_rows_merged_cells_once_and_footnote_after_row(tmp_path: Path) -> None:
+    """A cell spanning two columns is one w:tc: its text once (python-docx's row.cells would
+    give it twice); the continuation of a vertical merge adds nothing."""
     doc = reader.read(write_manual(tmp_path / "pump.docx"), "pump.docx")
     texts = [b.text for b in doc.blocks]
     rows = [b.text for b in doc.blocks if b.kind == "table_row"]
@@ -206,3 +209,50 @@ def test_empty_document_is_an_error(tmp_path: Path) -> None:
     doc.save(str(tmp_path / "empty.docx"))
     with pytest.raises(CorpusError, match=r"empty\.docx: no text"):
         reader.read(tmp_path / "empty.docx", "empty.docx")
+
+
+ENDNOTES = f"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:endnotes xmlns:w="{W}">
+<w:endnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:endnote>
+<w:endnote w:id="1"><w:p><w:r><w:t>See the annex.</w:t></w:r></w:p></w:endnote>
+</w:endnotes>"""
+
+
+def _run(text: str, tag: str = "w:t") -> object:
+    run = OxmlElement("w:r")
+    t = OxmlElement(tag)
+    t.text = text
+    run.append(t)
+    return run
+
+
+def test_links_kept_revisions_fields_and_toc_left_out(tmp_path: Path) -> None:
+    """A hyperlink's text is text; deleted revisions, field codes and the TOC's own
+    paragraphs (page numbers of headings) are not; endnotes come after their paragraph."""
+    doc = docx.Document()
+    doc.add_paragraph("Report", style="Title")
+    toc = doc.styles.add_style("TOC 1", WD_STYLE_TYPE.PARAGRAPH)
+    doc.add_paragraph("Scope ........ 3", style=toc)
+    para = doc.add_paragraph("See ")
+    link = OxmlElement("w:hyperlink")
+    link.append(_run("the vendor site"))
+    para._p.append(link)
+    deleted = OxmlElement("w:del")
+    deleted.append(_run("OLD WORDING", "w:delText"))
+    para._p.append(deleted)
+    para._p.append(_run(" PAGE \\* MERGEFORMAT", "w:instrText"))
+    para._p.append(_run(" for details."))
+    end = OxmlElement("w:r")
+    ref = OxmlElement("w:endnoteReference")
+    ref.set(qn("w:id"), "1")
+    end.append(ref)
+    para._p.append(end)
+    part = Part(PackURI("/word/endnotes.xml"), CT.WML_ENDNOTES, ENDNOTES.encode(),
+                doc.part.package)
+    doc.part.relate_to(part, RT.ENDNOTES)
+    doc.save(str(tmp_path / "r.docx"))
+    read = reader.read(tmp_path / "r.docx", "r.docx")
+    assert read.blocks == [Block("heading", "Report", level=1),
+                           Block("paragraph", "See the vendor site for details.[i]"),
+                           Block("footnote", "[i] See the annex.")]
+    assert read.title == "Report"

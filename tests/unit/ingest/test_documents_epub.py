@@ -188,3 +188,14 @@ def test_real_epub_developers_reference() -> None:
     assert list(titles) == sorted(titles) and len(titles) >= 10
     assert "Managing Packages" in titles.values()
     assert doc.metadata["format"] == "epub" and doc.metadata.get("language") == "en"
+
+
+def test_contents_page_chapter_is_navigation(tmp_path: Path) -> None:
+    """A chapter that is only a list of links (a contents page, an index) gives no blocks;
+    its spine position still counts, so the chapter numbers stay the reader's."""
+    contents = chapter('<h2 class="toc">Contents</h2><ul><li><a href="ch1.xhtml">One</a></li>'
+                       '<li><a href="chapter%202.xhtml">Two</a></li>'
+                       '<li><a href="ch3.xhtml">Three</a></li></ul>')
+    book = write_epub(tmp_path / "c.epub", {"OEBPS/text/ch3.xhtml": contents})
+    chapters = {b.chapter for b in epub.read(book, "c.epub").blocks}
+    assert chapters == {2, 3}

@@ -204,3 +204,18 @@ def test_real_sphinx_manual() -> None:
     text = all_text(doc.blocks)
     for gone in ("Quick search", "Previous topic", "Next topic", "Table of Contents", "¶"):
         assert gone not in text
+
+
+def test_code_line_numbers_left_out(tmp_path: Path) -> None:
+    """Pygments' numbered code is a table of two <pre>s: the numbers are not code."""
+    page = ('<html><body><main><table class="highlighttable"><tr>'
+            '<td class="linenos"><div class="linenodiv"><pre>1\n2</pre></div></td>'
+            '<td class="code"><pre>make\nmake install</pre></td></tr></table></main>'
+            "</body></html>")
+    assert html.read(write(tmp_path, page), "p.html").blocks == [
+        Block("code", "make\nmake install")]
+
+
+def test_empty_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match=r"blank\.html: not an HTML document"):
+        html.read(write(tmp_path, b"", "blank.html"), "blank.html")

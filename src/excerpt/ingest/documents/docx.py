@@ -15,7 +15,9 @@ python-docx leaves out what a reader of the document sees and a search needs:
   left out, so merged text is never repeated;
 * a footnote reference becomes ``[n]`` in the text (n: the order of first reference, as Word
   shows it) and the footnote (word/footnotes.xml) a ``footnote`` block ``[n] text`` right after
-  the paragraph or table row that refers to it;
+  the paragraph or table row that refers to it; endnotes (word/endnotes.xml) the same, numbered
+  ``[i]``, ``[ii]``… as Word numbers them (next to the text that cites them, not at the end,
+  so a passage and its note are found together);
 * deleted revisions, field codes and table-of-contents paragraphs (styles "TOC N": page
   numbers of the headings already read) are left out; text boxes too (they float outside the
   reading order).
@@ -54,7 +56,10 @@ _BODY_TEXT_LEVEL = 9  # w:outlineLvl 9 is body text
 _VAL = qn("w:val")
 _ID = qn("w:id")
 _TEXT_TAGS = {qn("w:t"): None, qn("w:tab"): " ", qn("w:br"): " ", qn("w:cr"): " ",
-              qn("w:noBreakHyphen"): "-", qn("w:footnoteReference"): None}
+              qn("w:noBreakHyphen"): "-", qn("w:footnoteReference"): None,
+              qn("w:endnoteReference"): None}
+# Note references: footnotes numbered 1, 2, 3 and endnotes i, ii, iii, as Word shows them.
+_NOTE_KINDS = {qn("w:footnoteReference"): "f", qn("w:endnoteReference"): "e"}
 _PIECE = 1 << 20
 
 
@@ -252,24 +257,30 @@ def _roman(n: int) -> str:
     return out
 
 
-def _footnotes(document: Any) -> dict[str, str]:
-    """Footnote id -> its text (separators left out), from word/footnotes.xml."""
+def _notes(document: Any) -> dict[str, str]:
+    """``f:<id>`` (footnotes.xml) and ``e:<id>`` (endnotes.xml) -> the note's text
+    (separators left out)."""
+    notes = {}
     for rel in document.part.rels.values():
-        if rel.reltype == RT.FOOTNOTES and not rel.is_external:
-            parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+        kind = {RT.FOOTNOTES: "footnote", RT.ENDNOTES: "endnote"}.get(rel.reltype)
+        if kind is None or rel.is_external:
+            continue
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+        try:
             root = etree.fromstring(rel.target_part.blob, parser)
-            notes = {}
-            for note in root.iterchildren(qn("w:footnote")):
-                if note.get(qn("w:type")) in (None, "normal"):
-                    texts = [_run_text(p, lambda _: "")[0] for p in note.iter(qn("w:p"))]
-                    notes[note.get(_ID, "")] = " ".join(t for t in texts if t)
-            return notes
-    return {}
+        except etree.XMLSyntaxError:
+            continue  # damaged notes: the body is still worth reading
+        for note in root.iterchildren(qn(f"w:{kind}")):
+            if note.get(qn("w:type")) in (None, "normal"):
+                texts = [_run_text(p, lambda _: "")[0] for p in note.iter(qn("w:p"))]
+                notes[f"{kind[0]}:{note.get(_ID, '')}"] = " ".join(t for t in texts if t)
+    return notes
 
 
 def _run_text(p: Element, reference: Any) -> tuple[str, list[str]]:
     """A paragraph's visible text (not its text boxes') and the footnote ids it refers to;
-    ``reference(id)`` gives the marker put where a footnote is referred to."""
+    ``reference(key)`` gives the marker put where a note is referred to (key: ``f:<id>``
+    for a footnote, ``e:<id>`` for an endnote)."""
     parts: list[str] = []
     refs: list[str] = []
     for el in p.iter(*_TEXT_TAGS):
@@ -277,8 +288,8 @@ def _run_text(p: Element, reference: Any) -> tuple[str, list[str]]:
             continue
         if el.tag == qn("w:t"):
             parts.append(el.text or "")
-        elif el.tag == qn("w:footnoteReference"):
-            refs.append(el.get(_ID, ""))
+        elif el.tag in _NOTE_KINDS:
+            refs.append(f"{_NOTE_KINDS[el.tag]}:{el.get(_ID, '')}")
             parts.append(reference(refs[-1]))
         else:
             parts.append(_TEXT_TAGS[el.tag] or "")
@@ -292,8 +303,8 @@ class _Reader:
         self.blocks: list[Block] = []
         self.styles = _Styles(document)
         self.numbering = _Numbering(document)
-        self.notes = _footnotes(document)
-        self.note_numbers: dict[str, int] = {}
+        self.notes = _notes(document)
+        self.note_numbers: dict[str, dict[str, int]] = {"f": {}, "e": {}}
 
     def walk(self, container: Element) -> None:
         for child in container.iterchildren():
@@ -305,9 +316,10 @@ class _Reader:
                 self.walk(child.find(qn("w:sdtContent")) if child.tag == qn("w:sdt")
                           else child)
 
-    def marker(self, note_id: str) -> str:
-        number = self.note_numbers.setdefault(note_id, len(self.note_numbers) + 1)
-        return f"[{number}]"
+    def marker(self, key: str) -> str:
+        numbers = self.note_numbers[key[0]]
+        number = numbers.setdefault(key, len(numbers) + 1)
+        return f"[{number}]" if key[0] == "f" else f"[{_roman(number).lower()}]"
 
     def paragraph(self, p: Element) -> None:
         text, refs = _run_text(p, self.marker)

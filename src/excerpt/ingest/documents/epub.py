@@ -6,7 +6,8 @@ of the spine is a chapter: ``chapter`` is its 1-based position among them (what 
 is matched against), ``chapter_title`` its title from the table of contents (the EPUB 3 nav
 document's ``toc``, else the EPUB 2 toc.ncx; the first entry pointing into the file), else the
 chapter's first heading.  A chapter's blocks are taken by the HTML reader's rules
-(:func:`excerpt.ingest.documents.html.blocks_of`, navigation dropped).  The book's title,
+(:mod:`excerpt.ingest.documents.html_blocks`), after navigation, hidden elements and lists that
+are mostly links (a contents page, an index) are dropped as on a web page.  The book's title,
 authors and language come from the OPF's Dublin Core metadata.
 
 The zip is read through :class:`~excerpt.ingest._archive.SafeZip` (zip bombs and names that
@@ -30,6 +31,7 @@ from excerpt.errors import CorpusError
 from excerpt.ingest._archive import ArchiveLimits, SafeZip
 from excerpt.ingest.documents import html
 from excerpt.ingest.documents.blocks import Block, StructuredDoc
+from excerpt.ingest.documents.html_blocks import EPUB_TYPE, blocks_of, inline_text, normalize
 
 __all__ = ["looks_like", "read"]
 
@@ -55,7 +57,7 @@ def read(path: Path, doc_id: str, *, limits: ArchiveLimits | None = None) -> Str
         titles = _toc_titles(path, book, package, opf_name)
         blocks: list[Block] = []
         for number, name in enumerate(chapters, start=1):
-            found = html.blocks_of(_body(html.parse_xhtml(_member(path, book, name))))
+            found = blocks_of(_body(html.parse_xhtml(_member(path, book, name))))
             title = titles.get(name) or next(
                 (b.text for b in found if b.kind == "heading"), None)
             blocks += [dataclasses.replace(b, chapter=number, chapter_title=title)
@@ -169,10 +171,10 @@ def _toc_titles(path: Path, book: SafeZip, package: Element, opf_name: str) -> d
 
 def _nav_titles(root: Element, nav_name: str) -> dict[str, str]:
     navs = list(root.iter("nav"))
-    toc = next((n for n in navs if "toc" in n.get(html.EPUB_TYPE, "").split()), None)
+    toc = next((n for n in navs if "toc" in n.get(EPUB_TYPE, "").split()), None)
     titles: dict[str, str] = {}
     for link in (toc if toc is not None else root).iter("a"):
-        text = html.inline_text(link)
+        text = inline_text(link)
         if link.get("href") and text:
             titles.setdefault(_resolve(nav_name, link.get("href")), text)
     return titles
@@ -184,14 +186,14 @@ def _ncx_titles(root: Element, ncx_name: str) -> dict[str, str]:
         label = point.find("ncx:navLabel/ncx:text", _NS)
         content = point.find("ncx:content", _NS)
         if label is not None and content is not None and content.get("src"):
-            text = html.normalize("".join(label.itertext()))
+            text = normalize("".join(label.itertext()))
             if text:
                 titles.setdefault(_resolve(ncx_name, content.get("src")), text)
     return titles
 
 
 def _dc(package: Element, name: str) -> list[str]:
-    found = (html.normalize("".join(el.itertext()))
+    found = (normalize("".join(el.itertext()))
              for el in package.iterfind(f"opf:metadata/dc:{name}", _NS))
     return [text for text in found if text]
 
@@ -199,5 +201,7 @@ def _dc(package: Element, name: str) -> list[str]:
 def _body(root: Element | None) -> Element:
     if root is None:
         return etree.Element("body")
-    html.drop_boilerplate(root)
-    return next(root.iter("body"), root)
+    body = next(root.iter("body"), root)
+    html.drop_boilerplate(body)
+    html.drop_link_lists(body, keep_if_all=False)  # a contents page or index: navigation
+    return body

@@ -16,13 +16,11 @@ taken (:func:`main_content`):
   ``<article>``\\s, else the text-density rule: from ``<body>``, step into the one child that
   holds 80 % of the text (unless a sibling holds a heading), so an unnamed page frame is left.
 
-Blocks (:func:`blocks_of`, also used for EPUB chapters): ``h1``–``h6`` are headings (level
-1–6), paragraphs and other runs of text are paragraphs, ``li`` a list item with its nesting
-depth, a data table one row per ``tr`` (cells joined with ``" | "``; a table that holds
-headings or tables is layout and read as text), ``<pre>`` one code block, whole, with its
-line breaks.  Links keep their text.  The charset is the byte order mark's, else the meta
-tag's or the XML declaration's, else UTF-8, else windows-1252 (what browsers assume).  The
-title is ``<title>``, else the first ``h1``, else the first heading, else the file name.
+Blocks are then taken by :mod:`excerpt.ingest.documents.html_blocks` (headings, paragraphs,
+list items with depth, table rows, ``<pre>`` whole, footnotes).  The charset is the byte order
+mark's, else the meta tag's or the XML declaration's, else UTF-8, else windows-1252 (what
+browsers assume).  The title is ``<title>``, else the first ``h1``, else the first heading,
+else the file name.
 """
 
 from __future__ import annotations
@@ -35,24 +33,24 @@ from typing import Any
 from lxml import etree  # type: ignore[import-untyped, unused-ignore]
 
 from excerpt.errors import CorpusError
-from excerpt.ingest.documents.blocks import Block, BlockKind, StructuredDoc
+from excerpt.ingest.documents.blocks import Block, StructuredDoc
+from excerpt.ingest.documents.html_blocks import (
+    HEADINGS,
+    SKIP,
+    blocks_of,
+    inline_text,
+    is_note,
+    normalize,
+    tag_in,
+    tag_of,
+)
 
-__all__ = ["EPUB_TYPE", "blocks_of", "decode", "drop_boilerplate", "inline_text", "looks_like",
-           "main_content", "normalize", "parse_html", "parse_xhtml", "read", "title_of"]
+__all__ = ["decode", "drop_boilerplate", "drop_link_lists", "looks_like", "main_content",
+           "parse_html", "parse_xhtml", "read", "title_of"]
 
 Element = Any  # lxml elements (lxml ships no type information)
 
-HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_LISTS = {"ul", "ol", "menu", "dir"}
-_SKIP = {"script", "style", "noscript", "template", "iframe", "object", "embed", "svg",
-         "canvas", "button", "select", "input", "textarea", "head", "title", "meta", "link",
-         "math", "audio", "video", "map", "dialog", "datalist", "option"}
-_BLOCKISH = {"html", "body", "main", "article", "section", "div", "p", "blockquote", "ul", "ol",
-             "menu", "dir", "li", "dl", "dt", "dd", "table", "caption", "thead", "tbody",
-             "tfoot", "tr", "td", "th", "pre", "figure", "figcaption", "header", "footer",
-             "aside", "nav", "address", "details", "summary", "hr", "center", "form",
-             "fieldset", "legend", "hgroup", "listing", "xmp", "search", *HEADINGS}
-_DROP_TAGS = {"nav", "aside", "footer", "form", *_SKIP}
+_DROP_TAGS = {"nav", "aside", "footer", "form", *SKIP}
 _DROP_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu",
                "menubar", "toolbar"}
 # Class and id names generated manuals and sites give to their navigation (exact tokens).
@@ -61,16 +59,13 @@ _DROP_NAMES = {"nav", "navbar", "navheader", "navfooter", "navigation", "topnav"
                "menubar", "sidebar", "sphinxsidebar", "site-header", "site-footer",
                "page-footer", "footer", "masthead", "banner", "skip-link", "skiplink", "share",
                "social", "related", "toc", "headerlink", "anchorjs-link", "cookie-banner",
-               "cookie-notice", "cookie-consent"}
+               "cookie-notice", "cookie-consent", "linenos", "linenodiv"}
 _LINKY_TAGS = {"ul", "ol", "menu", "dl", "table", "div"}
 _LINKY_MIN_LINKS = 3
 _LINKY_RATIO = 0.6
 _PROSE_CHARS = 80  # a paragraph with this much text outside links is content, not a menu
 _DOMINANT = 0.8
-EPUB_TYPE = "{http://www.idpf.org/2007/ops}type"
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
-_SPACE = re.compile(r"\s+")
-_INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
 _XML_ENCODING = re.compile(rb"^<\?xml[^>]+encoding\s*=\s*[\"']([A-Za-z0-9_.:-]+)", re.I)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>")
@@ -78,7 +73,6 @@ _SNIFF = re.compile(rb"<(!doctype\s+html|html[\s>]|head[\s>]|body[\s>]|title[\s>
 _SNIFF_BYTES = 4096
 # WHATWG: these labels mean windows-1252 in a web page.
 _AS_1252 = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "us-ascii", "ascii", "l1"}
-
 
 def read(path: Path, doc_id: str) -> StructuredDoc:
     """One HTML file as a :class:`StructuredDoc` of its main content (see the module)."""
@@ -146,7 +140,10 @@ def parse_html(data: bytes) -> Element | None:
     text = _XML_DECL.sub("", decode(data), count=1)
     parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True,
                               no_network=True)
-    return etree.fromstring(text.encode("utf-8"), parser)
+    try:
+        return etree.fromstring(text.encode("utf-8"), parser)
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return None
 
 
 def parse_xhtml(data: bytes) -> Element | None:
@@ -186,18 +183,25 @@ def main_content(root: Element) -> list[Element]:
     """The elements that hold the page's content, boilerplate removed (see the module)."""
     body = next(root.iter("body"), root)
     drop_boilerplate(body)
-    linky = [el for el in body.iter(*_LINKY_TAGS) if _is_linky(el)]
-    if any(_visible_text(body, set(linky))):
-        for el in linky:
-            if el.getparent() is not None:
-                _remove(el)
-    mains = [el for el in body.iter() if _tag(el) == "main" or el.get("role") == "main"]
+    drop_link_lists(body, keep_if_all=True)
+    mains = [el for el in body.iter() if tag_of(el) == "main" or el.get("role") == "main"]
     if mains:
         return [max(mains, key=lambda el: len(inline_text(el)))]
     articles = [el for el in body.iter("article") if not _inside(el, "article")]
     if articles:
         return articles
     return [_dense(body)]
+
+
+def drop_link_lists(body: Element, keep_if_all: bool) -> None:
+    """Remove lists, tables and divisions that are mostly links (menus, tables of contents);
+    with ``keep_if_all``, none when they are all there is (a page that is a list of links)."""
+    linky = [el for el in body.iter(*_LINKY_TAGS) if _is_linky(el)]
+    if keep_if_all and not any(_visible_text(body, set(linky))):
+        return
+    for el in linky:
+        if el.getparent() is not None:
+            _remove(el)
 
 
 def drop_boilerplate(body: Element) -> None:
@@ -209,7 +213,7 @@ def drop_boilerplate(body: Element) -> None:
 
 
 def _is_boilerplate(el: Element) -> bool:
-    tag = _tag(el)
+    tag = tag_of(el)
     if not tag or is_note(el):
         return False
     if tag in _DROP_TAGS or el.get("role", "").lower() in _DROP_ROLES:
@@ -224,21 +228,10 @@ def _is_boilerplate(el: Element) -> bool:
     return bool(names & _DROP_NAMES) and not _holds_content(el)
 
 
-def is_note(el: Element) -> bool:
-    """A footnote or endnote (DocBook and Sphinx classes, ARIA roles, EPUB 3 ``epub:type``)."""
-    names = el.get("class", "").lower().split() + el.get(EPUB_TYPE, "").lower().split()
-    return (any(n.startswith(("footnote", "endnote", "rearnote")) for n in names)
-            or el.get("role", "") in ("doc-footnote", "doc-endnote", "doc-endnotes"))
-
-
 def _holds_content(el: Element) -> bool:
     """A named 'header' that wraps the page's h1 or main is not furniture."""
     return tag_in(el, {"main", "article", "h1", "body"}) or any(
         d.get("role") == "main" for d in el.iter())
-
-
-def tag_in(el: Element, tags: set[str]) -> bool:
-    return _tag(el) in tags or any(_tag(d) in tags for d in el.iterdescendants())
 
 
 def _is_linky(el: Element) -> bool:
@@ -261,7 +254,7 @@ def _visible_text(el: Element, excluded: set[Any]) -> list[str]:
     """Text of ``el`` outside the ``excluded`` elements (is anything left without them?)."""
     if el in excluded:
         return []
-    found = [el.text] if el.text and el.text.strip() and _tag(el) not in _SKIP else []
+    found = [el.text] if el.text and el.text.strip() and tag_of(el) not in SKIP else []
     for child in el:
         found += _visible_text(child, excluded)
         if child.tail and child.tail.strip():
@@ -274,7 +267,7 @@ def _dense(body: Element) -> Element:
     current = body
     while True:
         total = len(inline_text(current))
-        children = [c for c in current if _tag(c)]
+        children = [c for c in current if tag_of(c)]
         best = max(children, key=lambda c: len(inline_text(c)), default=None)
         if best is None or total == 0 or len(inline_text(best)) < _DOMINANT * total:
             return current
@@ -297,130 +290,9 @@ def _remove(el: Element) -> None:
 
 
 def _inside(el: Element, *tags: str) -> bool:
-    return any(_tag(a) in tags for a in el.iterancestors())
+    return any(tag_of(a) in tags for a in el.iterancestors())
 
 
 def _inside_any(el: Element, others: list[Element]) -> bool:
     ancestors = set(el.iterancestors())
     return any(o in ancestors for o in others)
-
-
-# --- blocks ---------------------------------------------------------------------------------
-
-
-def _tag(el: Element) -> str:
-    """The element's lower-case tag ('' for comments, entities and processing instructions)."""
-    tag = el.tag
-    return tag.lower() if isinstance(tag, str) else ""
-
-
-def normalize(text: str) -> str:
-    """Runs of white space as one space, invisible characters (soft hyphens…) dropped."""
-    return _SPACE.sub(" ", _INVISIBLE.sub("", text)).strip()
-
-
-def inline_text(el: Element) -> str:
-    """An element's text as one line: block boundaries and ``<br>`` become spaces."""
-    parts: list[str] = []
-    _gather(el, parts, keep_space=False)
-    return normalize("".join(parts))
-
-
-def _gather(el: Element, parts: list[str], keep_space: bool) -> None:
-    tag = _tag(el)
-    if not tag or tag in _SKIP:
-        return
-    if tag == "br":
-        parts.append("\n" if keep_space else " ")
-    edge = "" if keep_space or tag not in _BLOCKISH else " "
-    parts.append(edge + (el.text or ""))
-    for child in el:
-        _gather(child, parts, keep_space)
-        parts.append(child.tail or "")
-    parts.append(edge)
-
-
-def blocks_of(root: Element) -> list[Block]:
-    """The blocks of an element's content in reading order (see the module)."""
-    walker = _Walker()
-    walker.container(root, "paragraph", 0, 0)
-    return walker.blocks
-
-
-class _Walker:
-    """Collects blocks; runs of inline content between block elements become one block."""
-
-    def __init__(self) -> None:
-        self.blocks: list[Block] = []
-        self.pending: list[str] = []
-
-    def flush(self, kind: BlockKind, level: int) -> None:
-        text = normalize("".join(self.pending))
-        self.pending = []
-        if text:
-            self.blocks.append(Block(kind, text, level=level))
-
-    def container(self, el: Element, kind: BlockKind, level: int, depth: int) -> None:
-        """``el``'s text as ``kind`` blocks; ``depth`` is the depth of lists inside it."""
-        self.pending.append(el.text or "")
-        for child in el:
-            tag = _tag(child)
-            if tag in _BLOCKISH or (tag and tag not in _SKIP and tag_in(child, _BLOCKISH)):
-                self.flush(kind, level)
-                self.block(child, tag, kind, level, depth)
-            elif tag and tag not in _SKIP:
-                self.pending.append(_raw_inline(child))
-            self.pending.append(child.tail or "")
-        self.flush(kind, level)
-
-    def block(self, el: Element, tag: str, kind: BlockKind, level: int, depth: int) -> None:
-        if kind == "paragraph" and is_note(el):
-            kind = "footnote"
-        if tag in HEADINGS:
-            text = inline_text(el)
-            if text:
-                self.blocks.append(Block("heading", text, level=HEADINGS[tag]))
-        elif tag in ("pre", "listing", "xmp"):
-            self.code(el)
-        elif tag == "table" and not _layout(el):
-            self.table(el)
-        elif tag in _LISTS:
-            for child in el:
-                if _tag(child) == "li":
-                    self.container(child, "list_item", depth, depth + 1)
-                elif _tag(child):
-                    self.container(child, kind, level, depth + 1)
-                self.pending.append(child.tail or "")
-            self.flush(kind, level)
-        elif tag != "hr":
-            self.container(el, kind, level, depth)
-
-    def code(self, el: Element) -> None:
-        parts: list[str] = []
-        _gather(el, parts, keep_space=True)
-        text = _INVISIBLE.sub("", "".join(parts)).strip("\n").rstrip()
-        if text.strip():
-            self.blocks.append(Block("code", text))
-
-    def table(self, el: Element) -> None:
-        for caption in el.iter("caption"):
-            self.pending.append(inline_text(caption))
-            self.flush("paragraph", 0)
-        for row in el.iter("tr"):
-            cells = [inline_text(c) for c in row if _tag(c) in ("td", "th")]
-            text = " | ".join(c for c in cells if c)
-            if text:
-                self.blocks.append(Block("table_row", text))
-
-
-def _raw_inline(el: Element) -> str:
-    parts: list[str] = []
-    _gather(el, parts, keep_space=False)
-    return "".join(parts)
-
-
-def _layout(table: Element) -> bool:
-    """A table used to lay a page out (it holds headings, tables or preformatted text)."""
-    if table.get("role") in ("presentation", "none"):
-        return True
-    return any(_tag(d) in {"table", "pre", *HEADINGS} for d in table.iterdescendants())
