@@ -191,3 +191,15 @@ def test_section_numbers() -> None:
     assert section_number("2024 Annual report") is None
     assert section_number("Introduction") is None
     assert section_number("3D printing") is None
+
+
+def test_a_lead_in_goes_with_what_it_introduces_when_the_node_is_full() -> None:
+    blocks = [Block("paragraph", SENTENCE * 3), Block("paragraph", "A few examples:"),
+              Block("code", "example_one()\nexample_two()"), Block("paragraph", "Done.")]
+    nodes = _nodes(blocks, chunk=160)
+    assert [n.text for n in nodes] == [
+        (SENTENCE * 3).strip(), "A few examples:\n\nexample_one()\nexample_two()\n\nDone."]
+    # a colon does not hold back a top-level heading, and a long paragraph is no lead-in
+    top = _nodes([Block("paragraph", "Then:"), Block("heading", "Next", 2),
+                  Block("paragraph", "Text.")], chunk=800)
+    assert [n.text for n in top] == ["Then:", "Next\n\nText."]

@@ -7,7 +7,8 @@ count falls:
 
 - blocks are packed in order into nodes of about ``options.chunk_chars``;
 - a heading is never the last block of a node: it goes with the block after it (only a heading
-  that ends the document has nothing to go with);
+  that ends the document has nothing to go with); so does a short lead-in paragraph ending
+  with a colon when the node is full ("Examples:" stays with the examples);
 - a heading of level 1 or 2, and a new EPUB chapter, start a new node, so a node does not
   straddle two sections of the top of the outline;
 - a table row and a code block are never split: one longer than the budget is a node of its
@@ -149,8 +150,10 @@ def _pack(atoms: list[_Atom], blocks: list[Block], budget: int) -> list[list[_At
                 current = []
             elif _top_heading(block) or atom.end - current[0].start > budget:
                 # the headings that end the node go with this block (if only headings so far,
-                # they all stay with it, over budget if need be)
-                pending = _trailing_headings(current, blocks)
+                # they all stay with it, over budget if need be); so does a lead-in when the
+                # node is full ("Examples:" with the code after it)
+                full = not _top_heading(block)
+                pending = _trailing_headings(current, blocks, budget if full else 0)
                 if len(pending) < len(current):
                     groups.append(current[: len(current) - len(pending)])
                     current = pending
@@ -164,12 +167,24 @@ def _top_heading(block: Block) -> bool:
     return block.kind == "heading" and block.level <= _TOP_LEVEL
 
 
-def _trailing_headings(group: list[_Atom], blocks: list[Block]) -> list[_Atom]:
-    """The headings that end ``group`` (all of it when it holds only headings)."""
+def _trailing_headings(group: list[_Atom], blocks: list[Block], budget: int = 0) -> list[_Atom]:
+    """The headings that end ``group`` (all of it when it holds only headings); with a
+    ``budget``, lead-ins too (:func:`_lead_in`)."""
     n = len(group)
-    while n and blocks[group[n - 1].block].kind == "heading":
+    while n and (blocks[group[n - 1].block].kind == "heading"
+                 or (budget and _lead_in(group[n - 1], blocks, budget))):
         n -= 1
     return group[n:]
+
+
+def _lead_in(atom: _Atom, blocks: list[Block], budget: int) -> bool:
+    """A short paragraph or list item that ends with a colon introduces the block after it."""
+    block = blocks[atom.block]
+    return (
+        block.kind in ("paragraph", "list_item")
+        and block.text.endswith(":")
+        and atom.end - atom.start == len(block.text) <= budget // 2
+    )
 
 
 def _heading_paths(blocks: list[Block]) -> list[tuple[str, ...]]:
