@@ -69,11 +69,18 @@ def sync(ctx: click.Context, folder: Path, collection: str, name: str | None, fm
     click.echo("excerpt: stopped watching", err=True)
 
 
+LISTED = 20
+"""Files named per kind in the human summary (every one is in the JSON)."""
+
+
 def _human(result: SyncResult) -> None:
     click.echo(f"synced {result.name!r} into {result.collection!r}: {result.summary()}")
     for kind, paths in (("added", result.added), ("changed", result.changed),
                         ("deleted", result.deleted)):
-        for path in paths:
+        for path in paths[:LISTED]:
             click.echo(f"  {kind} {path}", err=True)
+        if len(paths) > LISTED:
+            click.echo(f"  … and {len(paths) - LISTED} more {kind} (--json lists them)",
+                       err=True)
     for failure in result.failed:
         click.echo(f"  failed {failure.path}: {failure.reason}", err=True)
