@@ -55,6 +55,13 @@ def _squash(text: str) -> str:
     return re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", text).lower())
 
 
+def _mostly_on(words: list[str], page: int) -> bool:
+    """3 in 4 of the words are on the page (pdfium's plain text may order them differently:
+    table cells, footnotes; the same check as bench/manuals.py)."""
+    text = _squash(_page_text(page))
+    return bool(words) and sum(w in text for w in words) >= 0.75 * len(words)
+
+
 def _page_text(page: int) -> str:
     import pypdfium2 as pdfium  # type: ignore[import-untyped,unused-ignore]
 
@@ -82,9 +89,9 @@ def test_pdf_hits_cite_the_page_their_text_is_on(manuals: Engine) -> None:
         page, end = node.metadata.get("page"), node.metadata.get("page_end") or node.metadata.get(
             "page")
         assert isinstance(page, int) and isinstance(end, int), node.metadata
-        text = _squash(node.text)
-        assert text[:40] in _squash(_page_text(page)), (page, node.text[:80])
-        assert text[-40:] in _squash(_page_text(end)), (end, node.text[-80:])
+        words = [w for w in map(_squash, node.text.split()) if len(w) >= 4]
+        assert _mostly_on(words[:8], page), (page, node.text[:80])
+        assert _mostly_on(words[-8:], end), (end, node.text[-80:])
     # the DEBEMAIL set-up is on the page printed "11 / 57", the 17th of the file
     answering = [n for n in pdf_hits if not missing_facts(n.text, q.facts)]
     assert answering and 17 in answering[0].metadata.get("pages", [answering[0].metadata["page"]])
