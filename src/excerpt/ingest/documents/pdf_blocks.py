@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import pairwise
 
 from excerpt.ingest.documents.blocks import Block, BlockKind
 from excerpt.ingest.documents.pdf_layout import Para
@@ -28,6 +29,8 @@ _BULLET = re.compile(r"^([•◦▪‣∙·\-–—*])\s+")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _SPLIT = re.compile(r"([^\W\d_]+)-\n([^\W\d_]+)")
 _LABEL = re.compile(r"^(chapter|appendix|part|section|kapitel|chapitre)\s+\S+$", re.IGNORECASE)
+_LINE_END_WORD = re.compile(r"([^\W\d_]+)-$")
+_LINE_START_WORD = re.compile(r"[^\W\d_]+")
 _COMPOUND_FIRST = {"self", "well", "cross", "half", "best", "worst"}
 
 
@@ -144,9 +147,9 @@ def vocabulary(pages: list[PagePars]) -> tuple[Counter[str], set[str]]:
 def join_lines(lines: list[str], words: Counter[str], hyphenated: set[str]) -> str:
     """One paragraph's text from its lines, line-end hyphenation repaired."""
     text = lines[0]
-    for line in lines[1:]:
-        m = re.search(r"([^\W\d_]+)-$", text)
-        n = re.match(r"[^\W\d_]+", line)
+    for before, line in pairwise(lines):
+        m = _LINE_END_WORD.search(before) if before.endswith("-") else None
+        n = _LINE_START_WORD.match(line)
         if m and n:
             keep = _keeps_hyphen(m.group(1), n.group(0), words, hyphenated)
             text = text if keep else text[:-1]
