@@ -84,6 +84,7 @@ def _fast(name: str, restype: Any, *argtypes: Any) -> Any:
     typed pointer arguments on every call, which costs ~8 µs against ~0.5 µs here, and these
     run once per character."""
     address = ctypes.cast(getattr(pdfium_c, name), ctypes.c_void_p).value
+    assert address is not None, name
     return ctypes.CFUNCTYPE(restype, *argtypes)(address)
 
 
@@ -99,7 +100,7 @@ def page_chars(textpage: Any) -> list[Char]:
     raw = textpage.raw
     page = ctypes.cast(raw, _VP).value
     count = pdfium_c.FPDFText_CountChars(raw)
-    if count <= 0:
+    if count <= 0 or page is None:
         return []
     text = _all_text(raw, page, count)
     box = (ctypes.c_float * 4)()  # FS_RECTF: left, top, right, bottom
