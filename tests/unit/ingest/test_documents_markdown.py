@@ -57,7 +57,7 @@ def test_blocks_of_a_markdown_document() -> None:
     assert doc.metadata == {"format": "markdown"}
     assert doc.blocks == [
         Block("heading", "Setup", 1),  # setext =
-        Block("paragraph", "Read this first: see the index and excerpt --help. "
+        Block("paragraph", "Read this first: see the index and `excerpt --help`.\n"
                            "A second line of the same paragraph."),
         Block("heading", "Options", 2),  # setext -
         Block("list_item", "top item", 0),
@@ -65,7 +65,7 @@ def test_blocks_of_a_markdown_document() -> None:
         Block("list_item", "deeper", 2),
         Block("list_item", "numbered", 0),
         Block("table_row", "Flag | Meaning"),  # the header row too
-        Block("table_row", "-q | quiet"),
+        Block("table_row", "`-q` | quiet"),
         Block("table_row", "-v | verbose"),
         Block("code", "# a shell comment, not a heading\nexcerpt ingest docs/"),
         Block("code", "indented code block"),

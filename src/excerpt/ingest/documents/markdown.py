@@ -12,9 +12,11 @@ like: a ``#`` line inside a fence is code, a setext underline makes a heading.  
 - raw HTML blocks as paragraphs of their text (tags dropped), when any text is left.
 
 Inline markup is dropped (emphasis marks, link targets; a link keeps its text, an image its
-alt text, inline code its content).  A YAML front matter block (``---`` … ``---``) is not
-text; its ``title:`` is the document's title, else the first level-1 heading, else the first
-heading, else the first line with a letter or digit, else the file name.
+alt text) except inline code, which keeps its backticks (they mark a literal, and quotes of
+the text read as the page does); a paragraph keeps its line breaks.  A YAML front matter
+block (``---`` … ``---``) is not text; its ``title:`` is the document's title, else the first
+level-1 heading, else the first heading, else the first line with a letter or digit, else the
+file name.
 """
 
 from __future__ import annotations
@@ -122,13 +124,15 @@ def _blocks(tokens: list[Token]) -> list[Block]:
 
 
 def _inline_text(tok: Token) -> str:
-    """An inline token's text without markup: link text, image alt text, code content."""
+    """An inline token's text without markup but inline code: link text, image alt text."""
     parts: list[str] = []
     for child in tok.children or []:
-        if child.type in ("text", "code_inline"):
+        if child.type == "text":
             parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append("\n" if child.type == "hardbreak" else " ")
+        elif child.type == "code_inline":  # `--format`: the quotes say it is a literal
+            parts.append(child.markup + child.content + child.markup)
+        elif child.type in ("softbreak", "hardbreak"):  # the source's lines, as written
+            parts.append("\n")
         elif child.type == "image":
             parts.append(_inline_text(child) or child.content)
     return "\n".join(" ".join(line.split()) for line in "".join(parts).split("\n")).strip()
