@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -185,30 +186,70 @@ def main_content(root: Element) -> list[Element]:
     drop_boilerplate(body)
     drop_link_lists(body, keep_if_all=True)
     mains = [el for el in body.iter() if tag_of(el) == "main" or el.get("role") == "main"]
+    if len(mains) == 1:
+        return mains
+    sizes = _measure(body)
     if mains:
-        return [max(mains, key=lambda el: len(inline_text(el)))]
+        return [max(mains, key=lambda el: sizes[el].chars)]
     articles = [el for el in body.iter("article") if not _inside(el, "article")]
     if articles:
         return articles
-    return [_dense(body)]
+    return [_dense(body, sizes)]
 
 
 def drop_link_lists(body: Element, keep_if_all: bool) -> None:
     """Remove lists, tables and divisions that are mostly links (menus, tables of contents);
     with ``keep_if_all``, none when they are all there is (a page that is a list of links)."""
-    linky = [el for el in body.iter(*_LINKY_TAGS) if _is_linky(el)]
-    if keep_if_all and not any(_visible_text(body, set(linky))):
+    sizes = _measure(body)
+    linky = [el for el in body.iter(*_LINKY_TAGS) if _is_linky(el, sizes)]
+    found = set(linky)
+    outermost = [el for el in linky if not _inside_any(el, found)]
+    if keep_if_all and sum(sizes[el].chars for el in outermost) >= sizes[body].chars:
         return
-    for el in linky:
-        if el.getparent() is not None:
-            _remove(el)
+    for el in outermost:
+        _remove(el)
+
+
+@dataclass(frozen=True)
+class _Size:
+    chars: int  # characters of text, white space not counted
+    linked: int  # of which inside links
+    links: int  # links inside
+
+
+def _measure(root: Element) -> dict[Any, _Size]:
+    """Every element's text size, in one pass (the link and density rules compare them)."""
+    sizes: dict[Any, _Size] = {}
+
+    def walk(el: Element, in_link: bool) -> _Size:
+        tag = tag_of(el)
+        if not tag or tag in SKIP:
+            return _Size(0, 0, 0)
+        link = in_link or tag == "a"
+        chars = _chars(el.text)
+        linked, links = (chars if link else 0), int(tag == "a")
+        for child in el:
+            inner, tail = walk(child, link), _chars(child.tail)
+            chars += inner.chars + tail
+            linked += inner.linked + (tail if link else 0)
+            links += inner.links
+        sizes[el] = _Size(chars, linked, links)
+        return sizes[el]
+
+    walk(root, False)
+    return sizes
+
+
+def _chars(text: str | None) -> int:
+    return len("".join(text.split())) if text else 0
 
 
 def drop_boilerplate(body: Element) -> None:
     """Remove navigation, page furniture, scripts and hidden elements in place."""
     doomed = [el for el in body.iter() if el is not body and _is_boilerplate(el)]
+    found = set(doomed)
     for el in doomed:
-        if el.getparent() is not None and not _inside_any(el, doomed):
+        if not _inside_any(el, found):
             _remove(el)
 
 
@@ -234,42 +275,30 @@ def _holds_content(el: Element) -> bool:
         d.get("role") == "main" for d in el.iter())
 
 
-def _is_linky(el: Element) -> bool:
-    links = list(el.iter("a"))
-    if len(links) < _LINKY_MIN_LINKS:
+def _is_linky(el: Element, sizes: dict[Any, _Size]) -> bool:
+    size = sizes.get(el)
+    if size is None or size.links < _LINKY_MIN_LINKS or size.chars == 0:
         return False
-    total = len(inline_text(el))
-    linked = sum(len(inline_text(a)) for a in links)
-    if total == 0 or linked / total < _LINKY_RATIO:
+    if size.linked / size.chars < _LINKY_RATIO:
         return False
-    return not any(_unlinked(p) >= _PROSE_CHARS for p in el.iter("p", "pre", "blockquote"))
+    return not any(_unlinked(p, sizes) >= _PROSE_CHARS
+                   for p in el.iter("p", "pre", "blockquote"))
 
 
-def _unlinked(el: Element) -> int:
+def _unlinked(el: Element, sizes: dict[Any, _Size]) -> int:
     """How much of ``el``'s text is outside links."""
-    return len(inline_text(el)) - sum(len(inline_text(a)) for a in el.iter("a"))
+    size = sizes.get(el, _Size(0, 0, 0))
+    return size.chars - size.linked
 
 
-def _visible_text(el: Element, excluded: set[Any]) -> list[str]:
-    """Text of ``el`` outside the ``excluded`` elements (is anything left without them?)."""
-    if el in excluded:
-        return []
-    found = [el.text] if el.text and el.text.strip() and tag_of(el) not in SKIP else []
-    for child in el:
-        found += _visible_text(child, excluded)
-        if child.tail and child.tail.strip():
-            found.append(child.tail)
-    return found
-
-
-def _dense(body: Element) -> Element:
+def _dense(body: Element, sizes: dict[Any, _Size]) -> Element:
     """Step down from ``body`` into the one child holding most of the text (see the module)."""
     current = body
     while True:
-        total = len(inline_text(current))
-        children = [c for c in current if tag_of(c)]
-        best = max(children, key=lambda c: len(inline_text(c)), default=None)
-        if best is None or total == 0 or len(inline_text(best)) < _DOMINANT * total:
+        total = sizes[current].chars
+        children = [c for c in current if c in sizes]
+        best = max(children, key=lambda c: sizes[c].chars, default=None)
+        if best is None or total == 0 or sizes[best].chars < _DOMINANT * total:
             return current
         if any(tag_in(c, set(HEADINGS)) for c in children if c is not best):
             return current
@@ -293,6 +322,5 @@ def _inside(el: Element, *tags: str) -> bool:
     return any(tag_of(a) in tags for a in el.iterancestors())
 
 
-def _inside_any(el: Element, others: list[Element]) -> bool:
-    ancestors = set(el.iterancestors())
-    return any(o in ancestors for o in others)
+def _inside_any(el: Element, others: set[Any]) -> bool:
+    return any(a in others for a in el.iterancestors())
