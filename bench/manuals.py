@@ -11,8 +11,10 @@ does) into one collection of a temporary home, as its own source, twice: BM25 on
 embedder (for ``hybrid``). Each question is then searched as typed through ``Engine.search`` (k 5)
 and counts when one of the hits states every fact (the matching rules of
 :mod:`excerpt.evaluate.qa_metrics`); "bare" repeats it without the question's framing words
-(what ``ask`` searches in BM25 mode). Every PDF hit is also checked for its page: the node must
-carry ``page`` and its text must be on that page (and its end on ``page_end``) of the file.
+(what ``ask`` searches in BM25 mode). For a question missed, its rank in the top 20 and the
+number of nodes of the collection that state every fact (0: a chunking miss). Every PDF hit is
+also checked for its page: the node must carry ``page``, and most of its first (last) words must
+be on that page (on ``page_end``) of the file as pdfium reads it.
 
 A manual whose file is absent is reported as such, by name, path and package, and its questions
 are left out of the shares (never counted as failures); with none present the run fails.
@@ -184,10 +186,12 @@ def judge(engine: Engine, questions: Sequence[Question], mode: SearchMode, k: in
         typed = [h.node for h in engine.search(q.question, filters, None, mode, k).hits]
         bare = [h.node for h in engine.search(search_text(q.question), filters, None, mode,
                                               k).hits]
+        deeper = [h.node for h in engine.search(q.question, filters, None, mode, 20).hits]
         checks = [page_right(n, pdf_files[n.source]) for n in typed if n.source in pdf_files]
         rows.append({
             "id": q.id, "manual": q.corpus, "split": q.split, "question": q.question,
             "rank": first_holding(typed, q), "rank_bare": first_holding(bare, q),
+            "rank@20": first_holding(deeper, q),
             "answering_nodes": sum(not missing_facts(n.text, q.facts) for n in nodes),
             "pdf_hits": len(checks), "pages_right": sum(bool(c) for c in checks),
             "top": [{"id": n.id, "source": n.source, "place": place(n), "text": n.text[:160]}
@@ -255,8 +259,9 @@ def print_mode(result: dict[str, Any], k: int) -> None:
         if row["rank"] is None:
             top = "; ".join(f"{t['source']} [{t['place']}] {t['text'][:60]!r}"
                             for t in row["top"][:3])
-            print(f"  missed {row['id']} ({row['split']}, {row['answering_nodes']} nodes of the "
-                  f"collection answer it): {row['question']}\n    top: {top}")
+            print(f"  missed {row['id']} ({row['split']}; rank in the top 20: {row['rank@20']}; "
+                  f"{row['answering_nodes']} nodes of the collection answer it): "
+                  f"{row['question']}\n    top: {top}")
 
 
 def main() -> int:
