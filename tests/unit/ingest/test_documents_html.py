@@ -219,3 +219,14 @@ def test_code_line_numbers_left_out(tmp_path: Path) -> None:
 def test_empty_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(CorpusError, match=r"blank\.html: not an HTML document"):
         html.read(write(tmp_path, b"", "blank.html"), "blank.html")
+
+
+def test_heading_permalinks_dropped_and_code_alternatives_one_per_line(tmp_path: Path) -> None:
+    page = ('<html><body><main><h2>File system<span><a class="mark" href="#fs">#</a></span>'
+            '</h2><h3>Use C# <a href="#csharp">¶</a></h3><h3><a href="#x">Linked title</a></h3>'
+            '<pre><input type="checkbox"><code class="mjs">import fs;</code>'
+            '<code class="cjs">const fs = require("fs");</code></pre></main></body></html>')
+    assert html.read(write(tmp_path, page), "p.html").blocks == [
+        Block("heading", "File system", level=2), Block("heading", "Use C#", level=3),
+        Block("heading", "Linked title", level=3),
+        Block("code", 'import fs;\nconst fs = require("fs");')]

@@ -42,6 +42,7 @@ from excerpt.ingest.documents.html_blocks import (
     inline_text,
     is_note,
     normalize,
+    remove_keeping_tail,
     tag_in,
     tag_of,
 )
@@ -207,7 +208,7 @@ def drop_link_lists(body: Element, keep_if_all: bool) -> None:
     if keep_if_all and sum(sizes[el].chars for el in outermost) >= sizes[body].chars:
         return
     for el in outermost:
-        _remove(el)
+        remove_keeping_tail(el)
 
 
 @dataclass(frozen=True)
@@ -250,7 +251,7 @@ def drop_boilerplate(body: Element) -> None:
     found = set(doomed)
     for el in doomed:
         if not _inside_any(el, found):
-            _remove(el)
+            remove_keeping_tail(el)
 
 
 def _is_boilerplate(el: Element) -> bool:
@@ -303,19 +304,6 @@ def _dense(body: Element, sizes: dict[Any, _Size]) -> Element:
         if any(tag_in(c, set(HEADINGS)) for c in children if c is not best):
             return current
         current = best
-
-
-def _remove(el: Element) -> None:
-    """Remove ``el`` but keep its tail text (the text after it belongs to its parent)."""
-    parent = el.getparent()
-    tail = el.tail
-    if tail:
-        previous = el.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(el)
 
 
 def _inside(el: Element, *tags: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 from excerpt.ingest.documents.blocks import Block, BlockKind
 
 __all__ = ["BLOCKISH", "EPUB_TYPE", "HEADINGS", "SKIP", "blocks_of", "inline_text", "is_note",
-           "normalize", "tag_in", "tag_of"]
+           "normalize", "remove_keeping_tail", "tag_in", "tag_of"]
 
 Element = Any  # lxml elements (lxml ships no type information)
 
@@ -36,6 +36,7 @@ BLOCKISH = {"html", "body", "main", "article", "section", "div", "p", "blockquot
             "aside", "nav", "address", "details", "summary", "hr", "center", "form",
             "fieldset", "legend", "hgroup", "listing", "xmp", "search", *HEADINGS}
 EPUB_TYPE = "{http://www.idpf.org/2007/ops}type"
+_PERMALINK_MARKS = {"", "#", "¶", "§", "🔗", "link", "permalink"}
 _SPACE = re.compile(r"\s+")
 _INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
 
@@ -120,7 +121,7 @@ class _Walker:
         if kind == "paragraph" and is_note(el):
             kind = "footnote"
         if tag in HEADINGS:
-            text = inline_text(el)
+            text = _heading_text(el)
             if text:
                 self.blocks.append(Block("heading", text, level=HEADINGS[tag]))
         elif tag in ("pre", "listing", "xmp"):
@@ -139,10 +140,16 @@ class _Walker:
             self.container(el, kind, level, depth)
 
     def code(self, el: Element) -> None:
-        parts: list[str] = []
-        _gather(el, parts, keep_space=True)
-        text = _INVISIBLE.sub("", "".join(parts)).strip("\n").rstrip()
-        if text.strip():
+        """One block, whole; a ``<pre>`` holding several ``<code>`` elements (one example in
+        two syntaxes, as Node.js' manual has) gives them one per line."""
+        codes = [c for c in el if tag_of(c) == "code"]
+        texts = []
+        for piece in codes if len(codes) > 1 else [el]:
+            parts: list[str] = []
+            _gather(piece, parts, keep_space=True)
+            texts.append(_INVISIBLE.sub("", "".join(parts)).strip("\n").rstrip())
+        text = "\n".join(t for t in texts if t.strip())
+        if text:
             self.blocks.append(Block("code", text))
 
     def table(self, el: Element) -> None:
@@ -154,6 +161,30 @@ class _Walker:
             text = " | ".join(c for c in cells if c)
             if text:
                 self.blocks.append(Block("table_row", text))
+
+
+def _heading_text(el: Element) -> str:
+    """A heading's text without its permalink ("#", "¶" linking to itself, as Sphinx and
+    Node.js add)."""
+    for link in list(el.iter("a")):
+        if (link.get("href") or "").startswith("#") and \
+                normalize("".join(link.itertext())) in _PERMALINK_MARKS:
+            remove_keeping_tail(link)
+    return inline_text(el)
+
+
+def remove_keeping_tail(el: Element) -> None:
+    """Remove ``el`` but keep its tail text (the text after it belongs to its parent)."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        previous = el.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
 
 
 def _raw_inline(el: Element) -> str:
