@@ -188,12 +188,23 @@ def _add_line(para: Para, run: Run) -> None:
 def _same_line(prev: Run, run: Run) -> bool:
     height = min(prev.y1 - prev.y0, run.y1 - run.y0) or 1.0
     overlap = min(prev.y1, run.y1) - max(prev.y0, run.y0)
-    return overlap >= 0.6 * height and run.x0 >= prev.x1 - 1 and prev.style == run.style
+    return (overlap >= 0.6 * height and run.x0 >= prev.x1 - 1
+            and abs(prev.size - run.size) <= 0.1 * max(prev.size, run.size))
+
+
+def _same_style(para: Para, prev: Run, run: Run) -> bool:
+    """The same style, or a line of code font inside a prose paragraph (a long path or URL in
+    typewriter type that fills a line) when the line before it ran to the paragraph's right
+    edge: the sentence goes on."""
+    if run.style == para.style:
+        return True
+    mixed = para.style._replace(mono=run.style.mono) == run.style and not para.style.mono
+    return mixed and prev.x1 >= para.x1 - 2 * run.size and len(para.lines) > 1
 
 
 def _continues(para: Para, prev: Run, run: Run) -> bool:
     """Whether ``run`` is the next line of the paragraph whose last line is ``prev``."""
-    if para.table is not None or run.style != para.style:
+    if para.table is not None or not _same_style(para, prev, run):
         return False
     size = run.size or 1.0
     gap = prev.y0 - run.y1
@@ -204,7 +215,7 @@ def _continues(para: Para, prev: Run, run: Run) -> bool:
     if para.style.mono:
         return True
     indent = run.x0 - para.x0
-    hanging = len(para.lines) == 1 and bool(_BULLET.match(para.lines[0]))
+    hanging = bool(_BULLET.match(para.lines[0]))
     if indent > 0.8 * size and not hanging:
         return False
     return not _BULLET.match(run.text) or para.style.mono

@@ -1,10 +1,12 @@
 """Running headers, footers and page numbers of a PDF, found across its pages and left out.
 
-A run in the top or bottom :data:`MARGIN` of its page is furniture when the same text (digits
-ignored, so "Page 3 of 9" matches "Page 4 of 9") stands at the same height on several pages, or
-when it is a bare page number ("12", "iv", "- 3 -", "Page 3", "3 / 57"). Once a height is known
-to carry furniture, every margin run at that height goes too: a chapter's running title that
-repeats on only two pages still sits where the other running titles sit.
+A run in the top or bottom :data:`MARGIN` of its page is furniture when it is a bare page
+number ("12", "iv", "- 3 -", "Page 3", "3 / 57"), or when it stands at a height that carries
+furniture: where texts that repeat (digits ignored, so "Page 3 of 9" matches "Page 4 of 9")
+stand on a good share of the pages. Every margin run at such a height goes, so a chapter's
+running title that repeats on only two pages still goes with the others; a section number
+such as "1.2" is no text to compare (sections often start at the top of a page), and a table
+of contents whose page numbers line up on three pages makes no such height.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from excerpt.ingest.documents.pdf_chars import Run
 
 MARGIN = 0.12  # share of the page height at the top and at the bottom
 _SAME_Y = 2.5  # points
+_REPEATS = 3  # a text on this many pages at one height repeats
+_SHARE = 0.25  # furniture stands at its height on at least this share of the pages
 _PAGE_NUMBER = re.compile(
     r"^[\W_]*(page|p\.|seite|pág\.?)?\s*(\d{1,5}|[ivxlcdm]{1,7})(\s*(/|of|von|de)\s*\d{1,5})?[\W_]*$",
     re.IGNORECASE,
@@ -43,16 +47,19 @@ def _key(text: str) -> str:
 
 def furniture_heights(pages: Sequence[tuple[float, list[Run]]]) -> dict[str, list[float]]:
     """Heights (per zone) at which headers, footers or page numbers stand, from all pages
-    (each given as its height and its runs)."""
+    (each given as its height and its runs): a height where texts that repeat (each on
+    :data:`_REPEATS` pages or more) stand on at least :data:`_SHARE` of the pages. A table of
+    contents whose page numbers line up at the top of three pages makes no such height."""
     seen: dict[tuple[str, str], list[tuple[int, float]]] = defaultdict(list)
-    heights: dict[str, list[float]] = {"top": [], "bottom": []}
     for number, (height, runs) in enumerate(pages):
         for run in runs:
             where = zone(run, height)
-            if where is None:
-                continue
-            seen[(where, _key(run.text))].append((number, run.mid_y))
-    need = min(3, max(2, len(pages)))
+            if where is not None and (
+                is_page_number(run.text) or re.search(r"[^\W\d_]{2}", run.text)
+            ):
+                seen[(where, _key(run.text))].append((number, run.mid_y))
+    need = min(_REPEATS, max(2, len(pages)))
+    bands: dict[tuple[str, int], set[int]] = defaultdict(set)
     for (where, _), places in seen.items():
         by_y: dict[int, set[int]] = defaultdict(set)
         for number, y in places:
@@ -60,7 +67,11 @@ def furniture_heights(pages: Sequence[tuple[float, list[Run]]]) -> dict[str, lis
         for bucket, numbers in by_y.items():
             near = numbers | by_y.get(bucket - 1, set()) | by_y.get(bucket + 1, set())
             if len(near) >= need:
-                heights[where].append(bucket * _SAME_Y)
+                bands[(where, bucket)] |= near
+    heights: dict[str, list[float]] = {"top": [], "bottom": []}
+    for (where, bucket), numbers in bands.items():
+        if len(numbers) >= max(need, _SHARE * len(pages)):
+            heights[where].append(bucket * _SAME_Y)
     return heights
 
 
