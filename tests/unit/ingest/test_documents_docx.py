@@ -3,6 +3,8 @@ and read back by excerpt.ingest.documents.docx: structure, order, rows, footnote
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -256,3 +258,49 @@ def test_links_kept_revisions_fields_and_toc_left_out(tmp_path: Path) -> None:
                            Block("paragraph", "See the vendor site for details.[i]"),
                            Block("footnote", "[i] See the annex.")]
     assert read.title == "Report"
+
+
+PANDOC_SOURCE = """---
+title: Field Guide
+author: Kim Writer
+---
+
+# Setup
+
+Install the tool[^1] and run it.
+
+1. First step
+2. Second step
+    a. sub step
+3. Third step
+
+- bullet
+    - nested bullet
+
+| Name | Size |
+|------|------|
+| a    | 1    |
+
+[^1]: Version 2 or later.
+"""
+
+
+def test_document_written_by_pandoc(tmp_path: Path) -> None:
+    """A second writer (pandoc: its own numbering, footnotes and styles), not python-docx."""
+    pandoc = shutil.which("pandoc")
+    if pandoc is None:
+        pytest.skip("pandoc not installed (apt-get install pandoc): the test of a .docx written "
+                    "by another program than python-docx")
+    (tmp_path / "guide.md").write_text(PANDOC_SOURCE)
+    subprocess.run([pandoc, "guide.md", "-o", "guide.docx"], cwd=tmp_path, check=True,
+                   timeout=60)
+    doc = reader.read(tmp_path / "guide.docx", "guide.docx")
+    assert doc.title == "Field Guide" and doc.metadata["author"] == "Kim Writer"
+    assert [(b.kind, b.level, b.text) for b in doc.blocks if b.text != "Kim Writer"] == [
+        ("heading", 1, "Field Guide"), ("heading", 1, "Setup"),
+        ("paragraph", 0, "Install the tool[1] and run it."),
+        ("footnote", 0, "[1] Version 2 or later."),
+        ("list_item", 0, "1. First step"), ("list_item", 0, "2. Second step"),
+        ("list_item", 1, "a. sub step"), ("list_item", 0, "3. Third step"),
+        ("list_item", 0, "bullet"), ("list_item", 1, "nested bullet"),
+        ("table_row", 0, "Name | Size"), ("table_row", 0, "a | 1")]
