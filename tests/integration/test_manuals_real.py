@@ -1,7 +1,8 @@
 """Real manuals Debian ships (issue 19): one PDF and one HTML manual ingested with format auto,
-two of bench/qa/manuals.yaml's tune questions answered in the top 5, and PDF hits citing the
-page their text is on. Skipped, naming the package, when the Debian files are absent
-(``apt-get install maint-guide debian-policy``). Slow: run with ``pytest -m slow``."""
+two of bench/qa/manuals.yaml's tune questions answered in the top 5, PDF hits carrying the page
+their text is on and ``ask`` citing the printed page ("p. 12"), HTML hits their section. Skipped,
+naming the package, when the Debian files are absent (``apt-get install maint-guide
+debian-policy``). Slow: run with ``pytest -m slow``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from excerpt.cli.ask_cmd import citation_place
 from excerpt.engine import Engine
 from excerpt.evaluate.qa import Question, load_qa
 from excerpt.evaluate.qa_metrics import missing_facts
@@ -106,3 +108,16 @@ def test_html_hits_carry_their_section(manuals: Engine) -> None:
     meta = answering[0].metadata
     assert str(meta.get("section", "")).startswith("5. Stanzas"), meta
     assert "5" in meta.get("section_numbers", []), meta
+
+
+def test_ask_cites_the_printed_page(manuals: Engine) -> None:
+    # the DEBEMAIL example is on the 18th page of the file, printed "12 / 57": the citation
+    # line says p. 12 (the page label), and section 2.7
+    q = _question("mg-name-email")
+    result = manuals.ask(q.question, Filters("manuals"), None, "bm25", reranker="none")
+    lines = {c.node_id: citation_place(c.metadata) for c in result.composed.citations}
+    quoted = [q_.node_id for q_ in result.composed.quotes if "DEBFULLNAME" in q_.text]
+    assert quoted, result.composed.answer
+    assert lines[quoted[0]].startswith("p. 12, section 2.7"), lines
+    pdf = [c for c in result.composed.citations if c.source == "maint-guide"]
+    assert all(lines[c.node_id].startswith("p. ") for c in pdf), lines
