@@ -216,27 +216,40 @@ def _reason(exc: BaseException) -> str:
     return text if isinstance(exc, ExcerptError) else f"{type(exc).__name__}: {text}"
 
 
-def watch_folder(run_once: Callable[[], SyncResult], folder: Path, debounce_ms: int,
+def watch_folder(run_once: Callable[[], SyncResult], folder: Path, quiet_ms: int,
                  report: Callable[[SyncResult], None], stop_event: Any = None,
                  ready: Callable[[], None] | None = None) -> int:
-    """Sync now, then again after each burst of changes (``debounce_ms`` of quiet); returns
-    the passes made when ``stop_event`` is set or Ctrl-C ends it (watchfiles ends its own
-    wait cleanly; a Ctrl-C during a pass reaches the caller after that import failed
-    cleanly). ``ready`` is called once the watch is in place (tests wait for it)."""
+    """Sync now, then again after each burst of changes, once no file has changed for
+    ``quiet_ms`` (a burst is cut after ``GROUP_FACTOR`` times that, so a folder written to
+    without pause is still synced). Returns the passes made when ``stop_event`` is set or
+    Ctrl-C ends the wait (watchfiles ends it cleanly; a Ctrl-C during a pass reaches the
+    caller after that import was marked failed). ``ready`` is called once the watch is in
+    place and the first pass reported (tests wait for it)."""
     import watchfiles
 
-    report(run_once())
-    passes = 1
-    watcher = watchfiles.watch(folder, debounce=debounce_ms, step=50, stop_event=stop_event,
-                               raise_interrupt=False, yield_on_timeout=ready is not None,
-                               rust_timeout=200 if ready is not None else 5000)
+    # The watch is in place before the first pass, so a change made during it is not lost;
+    # waking every WAKE_MS with no change lets that first pass start at once.
+    root = folder.resolve()
+
+    def visible(_change: Any, path: str) -> bool:  # what a pass reads: no hidden file
+        parts = Path(path).parts[len(root.parts):]
+        return not any(part.startswith(".") for part in parts)
+
+    watcher = watchfiles.watch(root, watch_filter=visible, debounce=quiet_ms * GROUP_FACTOR,
+                               step=quiet_ms, stop_event=stop_event, raise_interrupt=False,
+                               yield_on_timeout=True, rust_timeout=WAKE_MS)
+    passes = 0
     for changes in watcher:
-        if ready is not None:
-            ready()
-            ready = None
-        if not changes:
+        if passes and not changes:
             continue
         report(run_once())
         passes += 1
+        if ready is not None:
+            ready()
+            ready = None
     return passes
 
+
+GROUP_FACTOR = 20
+"""How much longer than the quiet time one burst of changes may last before a pass runs."""
+WAKE_MS = 200

@@ -37,8 +37,9 @@ from excerpt.sync import SyncOptions, SyncResult, watch_folder
               help="auto: MiniLM for English, multilingual e5 for Korean; none: BM25 only.")
 @click.option("--watch", is_flag=True,
               help="Keep syncing as files change, until Ctrl-C.")
-@click.option("--debounce", type=click.IntRange(min=1), default=1600, show_default=True,
-              metavar="MS", help="With --watch: sync after this many quiet milliseconds.")
+@click.option("--debounce", type=click.IntRange(min=10), default=500, show_default=True,
+              metavar="MS", help="With --watch: sync once no file has changed for MS "
+                                 "milliseconds.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @json_option
 @click.pass_context
