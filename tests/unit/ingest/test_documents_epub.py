@@ -66,7 +66,8 @@ CH1 = chapter('<header><h1>Chapter 1. Installing</h1></header><a id="top"/>'
               '<aside epub:type="footnote" id="n1"><p>Seals wear out.</p></aside>')
 # Not well-formed XML (&nbsp; without a DTD): read with the HTML parser instead.
 CH2 = chapter("<h1>Chapter 2</h1><p>Earth&nbsp;first.</p><pre>  earth -&gt; pin 1\n"
-              "  live  -&gt; pin 2</pre><table><tr><td>Wire</td><td>Pin</td></tr></table>")
+              "  live  -&gt; pin 2</pre><table><tr><td>Wire</td><td>Pin</td></tr></table>"
+              '<aside epub:type="footnote"><p>Pin 1 is brown.</p></aside>')
 CH3 = chapter("<h2>Appendix: tools</h2><ul><li>Screwdriver</li></ul>")
 
 
@@ -110,6 +111,7 @@ def test_chapter_blocks_by_the_html_rules(tmp_path: Path) -> None:
         Block("paragraph", "Earth first."),
         Block("code", "  earth -> pin 1\n  live  -> pin 2"),
         Block("table_row", "Wire | Pin"),
+        Block("footnote", "Pin 1 is brown."),
         Block("heading", "Appendix: tools", 2),
         Block("list_item", "Screwdriver", 0),
     ]

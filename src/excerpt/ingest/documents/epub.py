@@ -31,7 +31,7 @@ from excerpt.errors import CorpusError
 from excerpt.ingest._archive import ArchiveLimits, SafeZip
 from excerpt.ingest.documents import html
 from excerpt.ingest.documents.blocks import Block, StructuredDoc
-from excerpt.ingest.documents.html_blocks import EPUB_TYPE, blocks_of, inline_text, normalize
+from excerpt.ingest.documents.html_blocks import blocks_of, epub_type, inline_text, normalize
 
 __all__ = ["looks_like", "read"]
 
@@ -171,7 +171,7 @@ def _toc_titles(path: Path, book: SafeZip, package: Element, opf_name: str) -> d
 
 def _nav_titles(root: Element, nav_name: str) -> dict[str, str]:
     navs = list(root.iter("nav"))
-    toc = next((n for n in navs if "toc" in n.get(EPUB_TYPE, "").split()), None)
+    toc = next((n for n in navs if "toc" in epub_type(n)), None)
     titles: dict[str, str] = {}
     for link in (toc if toc is not None else root).iter("a"):
         text = inline_text(link)
@@ -194,7 +194,7 @@ def _ncx_titles(root: Element, ncx_name: str) -> dict[str, str]:
 
 def _dc(package: Element, name: str) -> list[str]:
     found = (normalize("".join(el.itertext()))
-             for el in package.iterfind(f"opf:metadata/dc:{name}", _NS))
+             for el in package.iterfind(f"opf:metadata//dc:{name}", _NS))
     return [text for text in found if text]
 
 

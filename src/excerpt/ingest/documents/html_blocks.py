@@ -19,8 +19,8 @@ from typing import Any
 
 from excerpt.ingest.documents.blocks import Block, BlockKind
 
-__all__ = ["BLOCKISH", "EPUB_TYPE", "HEADINGS", "SKIP", "blocks_of", "inline_text", "is_note",
-           "normalize", "remove_keeping_tail", "tag_in", "tag_of"]
+__all__ = ["BLOCKISH", "EPUB_TYPE", "HEADINGS", "SKIP", "blocks_of", "epub_type", "inline_text",
+           "is_note", "normalize", "remove_keeping_tail", "tag_in", "tag_of"]
 
 Element = Any  # lxml elements (lxml ships no type information)
 
@@ -43,9 +43,15 @@ _INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
 
 def is_note(el: Element) -> bool:
     """A footnote or endnote (DocBook and Sphinx classes, ARIA roles, EPUB 3 ``epub:type``)."""
-    names = el.get("class", "").lower().split() + el.get(EPUB_TYPE, "").lower().split()
+    names = el.get("class", "").lower().split() + epub_type(el)
     return (any(n.startswith(("footnote", "endnote", "rearnote")) for n in names)
             or el.get("role", "") in ("doc-footnote", "doc-endnote", "doc-endnotes"))
+
+
+def epub_type(el: Element) -> list[str]:
+    """The element's ``epub:type`` values (namespaced when read as XML, literal when a
+    chapter that is not well-formed was read by the HTML parser)."""
+    return (el.get(EPUB_TYPE) or el.get("epub:type") or "").lower().split()
 
 
 def tag_in(el: Element, tags: set[str]) -> bool:
