@@ -221,28 +221,6 @@ class Engine:
                 "before": [shown(n) for n in nodes[:at]], "passage": shown(nodes[at]),
                 "after": [shown(n) for n in nodes[at + 1:]]}
 
-    def passage(self, node_id: str, filters: Filters | None = None,
-                principal: Principal | None = None, around: int = 1) -> dict[str, Any]:
-        """A node in its place: with up to ``around`` nodes before and after it in its
-        document, only those the caller may see. A node it may not see is "not found", as an
-        unknown id is. Each node's ``metadata.overlap`` says how many of its first characters
-        repeat the node before it (shown once when both are shown)."""
-        if not 0 <= around <= MAX_AROUND:
-            raise InputError(f"around must be between 0 and {MAX_AROUND}, got {around}")
-        filters, principal, view = self._open_view(filters, principal)
-        nodes = self.access.around(view, node_id, around)
-        if not nodes:
-            raise NotFoundError(f"no node {node_id!r} in collection {filters.collection!r}")
-        at = [n.id for n in nodes].index(node_id)
-
-        def shown(node: Node) -> dict[str, Any]:
-            return {"id": node.id, "text": node.text, "title": node.title,
-                    "source": node.source, "metadata": dict(node.metadata)}
-
-        return {"id": node_id, "document_id": nodes[at].document_id,
-                "before": [shown(n) for n in nodes[:at]], "passage": shown(nodes[at]),
-                "after": [shown(n) for n in nodes[at + 1:]]}
-
     def _open_view(self, filters: Filters | None, principal: Principal | None
                    ) -> tuple[Filters, Principal, Any]:
         """The read's filters and principal (defaults: everything, anonymous) and its view."""
