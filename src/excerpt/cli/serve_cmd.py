@@ -66,11 +66,14 @@ def keys_revoke(ctx: click.Context, name: str, keys_file: Path | None) -> None:
 @click.option("--ingest-root", "ingest_roots", multiple=True,
               type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A folder admin keys may ingest server-side paths from (repeatable).")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes sharing the port, each with its own engine "
+                   "(one per core uses them all).")
 @keys_option
 @click.pass_context
 @handles_errors
 def serve(ctx: click.Context, host: str, port: int, ingest_roots: tuple[Path, ...],
-          keys_file: Path | None) -> None:
+          workers: int, keys_file: Path | None) -> None:
     """Serve the engine over HTTP (GET /v1/search, POST /v1/ask, GET /v1/snapshots,
     /-/health, /openapi.json); every call but the health check needs an API key."""
     from excerpt.server.app import serve as run
@@ -78,5 +81,6 @@ def serve(ctx: click.Context, host: str, port: int, ingest_roots: tuple[Path, ..
     ring = KeyRing.load(_keys_path(ctx, keys_file))  # a broken file: exit 1, naming it
     if not ring.entries:
         raise click.UsageError("no API keys yet: create one with `excerpt keys add NAME`")
-    click.echo(f"excerpt on http://{host}:{port} ({len(ring.entries)} keys)", err=True)
-    run(ctx.obj["engine"], ring, host, port, ingest_roots)
+    plural = f", {workers} workers" if workers > 1 else ""
+    click.echo(f"excerpt on http://{host}:{port} ({len(ring.entries)} keys{plural})", err=True)
+    run(ctx.obj["engine"], ring, host, port, ingest_roots, workers)
