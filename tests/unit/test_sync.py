@@ -216,3 +216,10 @@ def test_cli_sync_summary_and_json(tmp_path: Path) -> None:
     assert {k: data[k] for k in ("added", "changed", "unchanged", "deleted", "failed")} == {
         "added": 0, "changed": 0, "unchanged": 3, "deleted": 0, "failed": 1}
     assert data["failures"][0]["path"] == "bad.txt"
+
+
+def test_ingest_result_carries_the_per_format_report(engine: Engine, tmp_path: Path) -> None:
+    folder = write(tmp_path / "site", {"page.md": "# Title\n\nSome harbor text.",
+                                       "data.bin": b"\x00\x01"})
+    result = engine.ingest(folder, collection="site", fmt="documents", embedder="none")
+    assert result.formats and result.to_json()["formats"] == result.formats

@@ -63,9 +63,11 @@ class IngestResult:
     embed_model: str | None = None
     message: str | None = None
     unresolved: dict[str, list[str]] = field(default_factory=dict)
+    formats: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per file format, what the load read and skipped (LoadedCorpus.formats; documents)."""
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "collection": self.collection,
             "snapshot_id": self.snapshot_id,
             "import_run_id": self.import_run_id,
@@ -82,6 +84,8 @@ class IngestResult:
             "unresolved": {kind: {"count": len(names), "names": names}
                            for kind, names in self.unresolved.items()},
         }
+        if self.formats:
+            out["formats"] = self.formats
         if self.message:
             out["message"] = self.message
         return out
@@ -227,6 +231,7 @@ class Importer:
             embedded=embedded,
             embed_model=model,
             unresolved=corpus.unresolved,
+            formats=corpus.formats,
         )
 
     def _unchanged(self, collection: str, run_source: str, hashed: str) -> SnapshotInfo | None:
