@@ -1,7 +1,7 @@
 """Load test of `excerpt serve` on loopback: 50 concurrent clients mixing search and ask.
 
 Run:  .venv/bin/python bench/load.py [--clients 50] [--seconds 60] [--think-ms 0 500]
-                                     [--home DIR]
+                                     [--home DIR] [--workers 1 2] [--client asyncio|wrk]
 
 The two books are ingested BM25-only into ``--home`` (collection ``books``) unless there. The
 service is the real command, ``excerpt serve``, in its own process on a free port with one
@@ -12,6 +12,12 @@ then 1 ask (bm25, fixed query lists), waiting an exponentially distributed think
 as the last is answered, which measures saturation). One run per think time.
 Reported per run: requests, throughput, errors, p50/p95/p99 per route, the server's CPU use.
 Issue 7 goal: zero errors, search p95 under 100 ms at 50 clients on 2 cores.
+
+``--workers 1 2`` repeats everything for ``excerpt serve --workers N`` with each N (issue 20:
+two workers at least 1.7 times one at saturation, zero errors). ``--client wrk`` measures
+saturation only, with wrk (the Debian package: C, one thread, so the load generator takes a
+sliver of the 2 cores the workers need, where the asyncio clients take a good part of one):
+searches alone, then asks alone, each a closed loop of ``--clients`` connections.
 """
 
 from __future__ import annotations
@@ -113,9 +119,10 @@ async def run(port: int, key: str, clients: int, seconds: float,
     return out
 
 
-def start_server(home: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(home: Path, port: int, workers: int = 1) -> subprocess.Popen[bytes]:
     server = subprocess.Popen([str(EXCERPT), "--home", str(home), "serve", "--port", str(port),
-                               "--keys", str(home / "load-keys.yaml")])
+                               "--keys", str(home / "load-keys.yaml"),
+                               "--workers", str(workers)])
     for _ in range(600):
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/-/health", timeout=1):
@@ -138,6 +145,80 @@ def report(out: dict[str, list[tuple[float, int]]], wall: float, cpu: float,
     return row
 
 
+def server_cpu(server: psutil.Process) -> float:
+    """CPU seconds of the server and its worker processes so far."""
+    processes = [server, *server.children(recursive=True)]
+    return sum(sum(p.cpu_times()[:2]) for p in processes)
+
+
+SEARCH_TARGET = "/v1/search?q=Achilles%20anger&collection=books&mode=bm25&k=10"
+WRK_SCRIPT = """
+wrk.method = "{method}"
+wrk.headers["Authorization"] = "Bearer {key}"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{body}'
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRK {{"requests": %d, "seconds": %f, "errors": %d, "p50": %f, '
+    .. '"p95": %f, "p99": %f}}\\n', summary.requests, summary.duration / 1e6,
+    e.connect + e.read + e.write + e.status + e.timeout, latency:percentile(50) / 1e3,
+    latency:percentile(95) / 1e3, latency:percentile(99) / 1e3))
+end
+"""
+
+
+def run_wrk(port: int, key: str, route: str, clients: int, seconds: float) -> dict[str, float]:
+    """One closed-loop wrk run of ``route`` (search or ask): requests/s, errors, p50/p95/p99 ms."""
+    if route == "search":
+        script = WRK_SCRIPT.format(method="GET", key=key, body="")
+        target = SEARCH_TARGET
+    else:
+        body = json.dumps({"question": QUESTIONS[0], "collection": "books", "mode": "bm25"})
+        script = WRK_SCRIPT.format(method="POST", key=key, body=body)
+        target = "/v1/ask"
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
+        lua.write(script)
+    try:
+        out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{seconds:g}s", "--timeout", "10s",
+                              "-s", lua.name, f"http://127.0.0.1:{port}{target}"],
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(lua.name)
+    found = json.loads(out[out.index("WRK ") + 4:].splitlines()[0])
+    return {"per_s": round(found["requests"] / found["seconds"], 1),
+            "requests": found["requests"], "errors": found["errors"],
+            **{p: round(found[p], 1) for p in ("p50", "p95", "p99")}}
+
+
+def measure(home: Path, key: str, workers: int, args: argparse.Namespace) -> None:
+    """Every run of ``args`` against one ``excerpt serve --workers`` process, a JSON line each."""
+    port = free_port()
+    server = start_server(home, port, workers)
+    try:
+        process = psutil.Process(server.pid)
+        # warm-up: many connections, so that every worker has loaded its segments
+        asyncio.run(run(port, key, 8 * workers, 3.0, 0.0))
+        runs: list[tuple[str, float]] = ([("search", 0.0), ("ask", 0.0)]
+                                         if args.client == "wrk" else
+                                         [("mix", t) for t in args.think_ms])
+        for route, think_ms in runs:
+            cpu_before, start = server_cpu(process), time.perf_counter()
+            if args.client == "wrk":
+                row: dict[str, object] = {"route": route, "clients": args.clients,
+                                          **run_wrk(port, key, route, args.clients, args.seconds)}
+                wall = time.perf_counter() - start
+            else:
+                out = asyncio.run(run(port, key, args.clients, args.seconds, think_ms))
+                wall = time.perf_counter() - start
+                row = report(out, wall, 0.0, args.clients, think_ms)
+            row["server_cpu_percent"] = round(100 * (server_cpu(process) - cpu_before) / wall)
+            print(json.dumps({"workers": workers, **row,
+                              "load_average": os.getloadavg()[0]}), flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -145,6 +226,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--think-ms", type=float, nargs="+", default=[0.0, 500.0])
     parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1])
+    parser.add_argument("--client", choices=("asyncio", "wrk"), default="asyncio")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="excerpt-load-")) / "home"
     listed = subprocess.run([str(EXCERPT), "--home", str(home), "snapshots", "--collection",
@@ -157,22 +240,8 @@ def main() -> int:
                             "--keys", str(home / "load-keys.yaml")],
                            check=True, capture_output=True, text=True)
     key = json.loads(added.stdout)["key"]
-    port = free_port()
-    server = start_server(home, port)
-    try:
-        process = psutil.Process(server.pid)
-        asyncio.run(run(port, key, 1, 2.0, 0.0))  # warm-up: Kiwi, stemmer, segments
-        for think_ms in args.think_ms:
-            cpu_before, start = process.cpu_times(), time.perf_counter()
-            out = asyncio.run(run(port, key, args.clients, args.seconds, think_ms))
-            wall = time.perf_counter() - start
-            cpu_after = process.cpu_times()
-            cpu = 100 * (cpu_after.user + cpu_after.system - cpu_before.user
-                         - cpu_before.system) / wall
-            print(json.dumps(report(out, wall, cpu, args.clients, think_ms)), flush=True)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    for workers in args.workers:
+        measure(home, key, workers, args)
     return 0
 
 
