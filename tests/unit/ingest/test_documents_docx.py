@@ -193,6 +193,15 @@ def test_corrupt_docx_is_a_clear_error(tmp_path: Path) -> None:
     broken.write_bytes(data[: len(data) // 2])
     with pytest.raises(CorpusError, match=r"broken\.docx"):
         reader.read(broken, "broken.docx")
+    with zipfile.ZipFile(good) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    half = tmp_path / "half.docx"
+    with zipfile.ZipFile(half, "w") as archive:
+        for name, data in members.items():
+            cut = name == "word/document.xml"
+            archive.writestr(name, data[: len(data) // 2] if cut else data)
+    with pytest.raises(CorpusError, match=r"half\.docx: not a readable Word document"):
+        reader.read(half, "half.docx")
 
 
 def test_zip_bomb_refused_before_python_docx(tmp_path: Path) -> None:
