@@ -313,3 +313,14 @@ def test_document_written_by_pandoc(tmp_path: Path) -> None:
         ("list_item", 1, "a. sub step"), ("list_item", 0, "3. Third step"),
         ("list_item", 0, "bullet"), ("list_item", 1, "nested bullet"),
         ("table_row", 0, "Name | Size"), ("table_row", 0, "a | 1")]
+
+
+def test_custom_style_based_on_a_heading_is_that_heading(tmp_path: Path) -> None:
+    doc = docx.Document()
+    custom = doc.styles.add_style("Chapter Head", WD_STYLE_TYPE.PARAGRAPH)
+    custom.base_style = doc.styles["Heading 2"]
+    doc.add_paragraph("Pumps", style=custom)
+    doc.add_paragraph("Text.")
+    doc.save(str(tmp_path / "c.docx"))
+    assert reader.read(tmp_path / "c.docx", "c.docx").blocks == [
+        Block("heading", "Pumps", level=2), Block("paragraph", "Text.")]
