@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from excerpt.cli.main import cli
 from excerpt.errors import CorpusError
 from excerpt.ingest.base import LoadOptions
 from excerpt.ingest.detect import detect_format, load
@@ -136,3 +140,24 @@ def test_reader_modules_and_document_ids(tmp_path: Path) -> None:
         load_documents([tmp_path / "x" / "README.md", tmp_path / "y" / "README.md"])
     corpus = load_documents([tmp_path / "x", tmp_path / "x" / "README.md"])  # the same file twice
     assert [d.id for d in corpus.documents] == ["README.md"]
+
+
+def _ingest_json(home: Path, folder: Path) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["--home", str(home), "ingest", str(folder), "--embedder",
+                                      "none", "--no-progress", "--json"], obj={"json": False})
+    assert result.exit_code == 0, result.output
+    payload: dict[str, Any] = json.loads(result.stdout)
+    return payload
+
+
+def test_excerpt_ingest_of_a_mixed_folder_names_every_file_it_skips(
+        mixed: Path, tmp_path: Path) -> None:
+    payload = _ingest_json(tmp_path / "home", mixed)
+    assert (payload["status"], payload["documents"], payload["skipped"]) == ("completed", 4, 2)
+    assert {Path(e["path"]).name for e in payload["errors"]} == {"fake.pdf", "data.json"}
+
+
+def test_excerpt_ingest_reports_per_format(mixed: Path, tmp_path: Path) -> None:
+    payload = _ingest_json(tmp_path / "home", mixed)
+    assert {fmt: (c["read"], c["skipped"]) for fmt, c in payload["formats"].items()} == {
+        "html": (1, 0), "markdown": (2, 0), "other": (0, 1), "pdf": (0, 1), "text": (1, 0)}
