@@ -9,7 +9,8 @@ How a file's format is chosen:
    ``.md``/``.markdown``, ``.txt``/``.text``/``.rst``. For text files the name decides over
    markup sniffing, because sniffing text is a guess (a ``README.md`` may open with ``<div>``);
 3. a file whose name says nothing is sniffed for HTML, then Markdown;
-4. anything else is an issue naming the file ("unsupported file type"), never a silent skip.
+4. anything else is an issue naming the file ("unsupported file type"), never a silent skip
+   (hidden files and folders, such as ``.git``, are not content and are not walked).
 
 A file named ``.pdf`` that is no PDF goes to the PDF reader, which refuses it with the
 reason. A reader module that is not part of this installation is "no reader for this format".
@@ -121,8 +122,8 @@ def choose_format(path: Path) -> str | None:
     if by_name is not None:
         return by_name
     for fmt in ("html", "markdown"):
-        module = reader_module(fmt)
-        if module is not None and _sniff(module, path):
+        module = _loaded(fmt)
+        if not isinstance(module, str) and _sniff(module, path):
             return fmt
     return None
 
@@ -136,6 +137,16 @@ def reader_module(fmt: str) -> ModuleType | None:
         if exc.name == name:
             return None
         raise
+
+
+def _loaded(fmt: str) -> ModuleType | str:
+    """The reader module of a format, or why there is none (absent, or failing to import: a
+    reader whose own dependency is missing costs its files, not the whole load)."""
+    try:
+        module = reader_module(fmt)
+    except ImportError as exc:
+        return f"the {fmt} reader cannot be loaded: {exc}"
+    return module or f"no reader for {fmt} files in this installation of excerpt"
 
 
 def _sniff(module: ModuleType, path: Path) -> bool:
@@ -234,9 +245,9 @@ def _read_as(
     """The document and nodes of ``path`` read as ``fmt``, or why not."""
     if fmt == "text":
         return file_nodes(path, doc_id, options)
-    module = reader_module(fmt)
-    if module is None:
-        return f"no reader for {fmt} files in this installation of excerpt"
+    module = _loaded(fmt)
+    if isinstance(module, str):
+        return module
     try:
         doc: StructuredDoc = module.read(path, doc_id)
     except ExcerptError as exc:
