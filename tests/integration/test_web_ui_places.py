@@ -120,3 +120,29 @@ def test_a_real_pdf_quote_shows_its_printed_page(ui: Any, served: tuple[str, str
     assert found == {"widgets.pdf:0002": "widgets.pdf · p. 2 · 3 Parts table"}
     width, height = shot_of(ui, "#quotes .quote", tmp_path / "pdf-quote.png")
     assert width > 300 and height > 40
+
+
+PLACES = [  # metadata -> (kind, label): documents gain page and chapter; the others as before
+    ({"path": "b.epub", "format": "epub", "chapter": 3, "chapter_title": "Storms",
+      "section": "Storms > At sea"}, ["document", "b.epub · chapter 3 Storms · Storms > At sea"]),
+    ({"path": "m.pdf", "page": 5, "page_label": "iv", "pages": [5]}, ["document", "m.pdf · p. iv"]),
+    ({"path": "m.pdf", "page": 11, "page_end": 12, "pages": [11, 12], "section": "2 Design"},
+     ["document", "m.pdf · p. 11–12 · 2 Design"]),
+    ({"path": "notes.md", "section": "Setup"}, ["document", "notes.md · Setup"]),
+    ({"book": 1, "chapter": 3}, ["book", "The Iliad · chapter 3"]),
+    ({"regulation": "교원인사규정", "chapter": "제2장 임용", "article": "제15조",
+      "caption": "(임용)"},
+     ["regulation", "교원인사규정 · 제2장 임용 · 제15조 (임용)"]),
+    ({"file": "src/a.py", "code_language": "python", "class": "A", "member": "run"},
+     ["code", "src/a.py · A.run"]),
+]
+
+
+def test_places_of_every_kind(ui: Any, served: tuple[str, str]) -> None:
+    ui.goto(served[0] + "/")
+    found = ui.evaluate("""async (cases) => {
+        const p = await import('/static/places.js');
+        return cases.map((m) => { const w = p.place(m, 'The Iliad', '/x/iliad.txt');
+                                  return [w.kind, w.label]; });
+    }""", [m for m, _ in PLACES])
+    assert found == [expected for _, expected in PLACES]
