@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections import Counter
 from pathlib import Path
@@ -183,3 +184,33 @@ def test_debian_manual_pages_headings_and_no_furniture(maint_guide: StructuredDo
     assert all(b.page is not None and 1 <= b.page <= 63 for b in doc.blocks)
     outline = [b for b in doc.blocks if b.kind == "heading" and b.level <= 3]
     assert len(outline) == 90  # the outline's 90 entries (3 levels), each found on its page
+
+
+# Debian Policy (Sphinx via LaTeX, 193 pages, shipped gzipped): ligatures PDFium splits into
+# letters with one box, chapter labels set above the title ("CHAPTER" / "ONE"), running
+# header "Debian Policy Manual, Release …" and section-named footers with the page number.
+POLICY_GZ = Path("/usr/share/doc/debian-policy/policy.pdf.gz")
+
+
+@pytest.fixture(scope="module")
+def policy(tmp_path_factory: pytest.TempPathFactory) -> StructuredDoc:
+    if not POLICY_GZ.exists():
+        pytest.skip(f"{POLICY_GZ} not found: install the Debian package debian-policy")
+    path = tmp_path_factory.mktemp("policy") / "policy.pdf"
+    path.write_bytes(gzip.decompress(POLICY_GZ.read_bytes()))
+    return read(path, "policy.pdf")
+
+
+def test_debian_policy_ligatures_labels_and_furniture(policy: StructuredDoc) -> None:
+    doc = policy
+    offers = _find(doc, "The adjectives encouraged and discouraged denote places")
+    assert "where Policy offers advice to maintainers" in offers.text  # "ff" ligature whole
+    assert offers.page == 13
+    chapter = _find(doc, "CHAPTER ONE ABOUT THIS MANUAL", "heading")
+    assert (chapter.level, chapter.page, chapter.page_label) == (1, 13, "3")
+    assert not [b for b in doc.blocks if b.text in ("CHAPTER", "ONE")]
+    assert _find(doc, "2.4 Sections", "heading").page == 20
+    assert not [b for b in doc.blocks if "Debian Policy Manual, Release" in b.text]
+    footer = re.compile(r"[\dA-Z]+(\.\d+)*\. .{1,60} \d+")  # "2.5. Priorities 11"
+    footers = [b.text for b in doc.blocks if footer.fullmatch(b.text)]
+    assert footers == []

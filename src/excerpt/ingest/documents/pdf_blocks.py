@@ -31,6 +31,7 @@ _SPLIT = re.compile(r"([^\W\d_]+)-\n([^\W\d_]+)")
 _LABEL = re.compile(r"^(chapter|appendix|part|section|kapitel|chapitre)\s+\S+$", re.IGNORECASE)
 _LINE_END_WORD = re.compile(r"([^\W\d_]+)-$")
 _LINE_START_WORD = re.compile(r"[^\W\d_]+")
+_LEADER = re.compile(r"(?: ?\.){4,} ?")  # dot leaders of a table of contents
 _COMPOUND_FIRST = {"self", "well", "cross", "half", "best", "worst"}
 
 
@@ -102,7 +103,8 @@ def heading_levels(pages: list[PagePars], body: float, outline: list[OutlineEntr
 
 def _match_outline(pages: list[PagePars], outline: list[OutlineEntry],
                    levels: dict[int, tuple[int, str]]) -> int:
-    """Mark the paragraph each outline entry names (on its page or the next); entries whose
+    """Mark the paragraph each outline entry names (on its page or the next), with the chapter
+    label set above it ("Chapter 1", "CHAPTER" / "ONE") folded into its text; entries whose
     title is on neither page become headings of their own (see :func:`to_blocks`). Returns
     the deepest outline level (1-based)."""
     by_number = {p.number: p for p in pages}
@@ -110,27 +112,60 @@ def _match_outline(pages: list[PagePars], outline: list[OutlineEntry],
         want = _norm(entry.title)
         for number in (entry.page, entry.page + 1):
             page = by_number.get(number)
-            found = _find_title(page, want, levels) if page and want else None
-            if found is not None:
-                text = " ".join(page.paras[found].lines)  # type: ignore[union-attr]
-                if found > 0 and _LABEL.match(" ".join(page.paras[found - 1].lines)):  # type: ignore[union-attr]
-                    text = " ".join(page.paras[found - 1].lines) + " " + text  # type: ignore[union-attr]
-                    levels[id(page.paras[found - 1])] = (0, "")  # type: ignore[union-attr]
-                levels[id(page.paras[found])] = (entry.level + 1, text)  # type: ignore[union-attr]
+            if page is None or not want:
+                continue
+            place = _find_title(page, want, levels)
+            if place is not None:
+                found, count = place
+                text = " ".join(" ".join(p.lines) for p in page.paras[found:found + count])
+                for label in _labels_before(page, found, levels):
+                    text = " ".join(label.lines) + " " + text
+                    levels[id(label)] = (0, "")
+                levels[id(page.paras[found])] = (entry.level + 1, text)
+                for rest in page.paras[found + 1:found + count]:
+                    levels[id(rest)] = (0, "")
                 break
         else:
             levels[id(entry)] = (entry.level + 1, entry.title)
     return max(e.level for e in outline) + 1
 
 
-def _find_title(page: PagePars, want: str, levels: dict[int, tuple[int, str]]) -> int | None:
+def _labels_before(page: PagePars, found: int, levels: dict[int, tuple[int, str]]
+                   ) -> list[Para]:
+    """The one or two short paragraphs just above a heading that make a chapter label, the
+    nearest first."""
+    before = [p for p in page.paras[max(0, found - 2):found] if p.table is None]
+    for take in (1, 2):
+        paras = before[-take:]
+        if len(paras) < take or any(id(p) in levels or len(" ".join(p.lines)) > 20
+                                    for p in paras):
+            return []
+        if _LABEL.match(" ".join(" ".join(p.lines) for p in paras)):
+            return paras[::-1]
+    return []
+
+
+def _find_title(page: PagePars, want: str, levels: dict[int, tuple[int, str]]
+                ) -> tuple[int, int] | None:
+    """Where the title ``want`` (normalised) is set on the page: the index of its paragraph and
+    how many paragraphs it takes (two when its second line stands apart, as a right-aligned
+    title's shorter last line does)."""
+    usable = [p.table is None and id(p) not in levels and len(p.lines) <= 3 for p in page.paras]
     for i, para in enumerate(page.paras):
-        if para.table is not None or id(para) in levels or len(para.lines) > 3:
+        if not usable[i]:
             continue
         have = _norm(" ".join(para.lines))
-        if have == want or (have.endswith(" " + want) and len(have) <= len(want) + 25):
-            return i
+        if _names(have, want):
+            return i, 1
+        if have and have in want and i + 1 < len(page.paras) and usable[i + 1]:
+            both = have + " " + _norm(" ".join(page.paras[i + 1].lines))
+            if _names(both, want):
+                return i, 2
     return None
+
+
+def _names(have: str, want: str) -> bool:
+    return have == want or (have.endswith(" " + want) and len(have) <= len(want) + 25)
 
 
 def vocabulary(pages: list[PagePars]) -> tuple[Counter[str], set[str]]:
@@ -197,10 +232,11 @@ def _para_blocks(page: PagePars, para: Para, levels: dict[int, tuple[int, str]],
         return [_block(page, "table_row", " | ".join(row)) for row in para.table]
     if id(para) in levels:
         level, text = levels[id(para)]
-        return [_block(page, "heading", " ".join(text.split()), level)] if level else []
+        return [_block(page, "heading", " ".join(_LEADER.sub(" ", text).split()), level)
+                ] if level else []
     if para.style.mono:
         return [_block(page, "code", "\n".join(para.lines))]
-    text = join_lines(para.lines, words, hyphenated)
+    text = _LEADER.sub(" ", join_lines(para.lines, words, hyphenated))
     bullet = _BULLET.match(text)
     if bullet:
         return [_block(page, "list_item", text[bullet.end():])]

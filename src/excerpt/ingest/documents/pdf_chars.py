@@ -210,5 +210,6 @@ def _continues(last: Char, ch: Char, right: float) -> bool:
         return False
     size = last.style.size if last.style.size > ch.style.size else ch.style.size
     size = size if size > 1.0 else 1.0
-    gap = ch.x0 - right
-    return -0.5 * size <= gap <= GUTTER_EM * size
+    # A ligature PDFium splits into its letters gives each the ligature's box: the second
+    # letter starts where the first did, behind the run's right edge, and still follows it.
+    return ch.x0 >= last.x0 - 0.5 and ch.x0 - right <= GUTTER_EM * size
