@@ -201,3 +201,33 @@ def test_contents_page_chapter_is_navigation(tmp_path: Path) -> None:
     book = write_epub(tmp_path / "c.epub", {"OEBPS/text/ch3.xhtml": contents})
     chapters = {b.chapter for b in epub.read(book, "c.epub").blocks}
     assert chapters == {2, 3}
+
+
+def test_book_in_one_file_titles_follow_the_toc_anchors(tmp_path: Path) -> None:
+    """One content file, three chapters by fragment: each block has the title of the entry
+    before it (sections under a chapter do not replace the chapter's title)."""
+    whole = chapter('<p>Front matter.</p><h2 id="c1">One</h2><p>First text.</p>'
+                    '<div><a id="c2"></a></div><h2>Two</h2><pre>  indented code</pre>'
+                    '<section id="c3"><h2>Three</h2><h3 id="c3s1">Detail</h3>'
+                    "<p>Third text.</p></section>")
+    nav = NAV.replace('<li><a href="text/ch1.xhtml">Installing</a></li>', "").replace(
+        '<li><a href="text/chapter%202.xhtml#start">Wiring the pump</a>\n'
+        '<ol><li><a href="text/chapter%202.xhtml#earth">Earth</a></li></ol></li>',
+        '<li><a href="text/ch1.xhtml#c1">Chapter One</a></li>'
+        '<li><a href="text/ch1.xhtml#c2">Chapter Two</a></li>'
+        '<li><a href="text/ch1.xhtml#c3">Chapter Three</a>'
+        '<ol><li><a href="text/ch1.xhtml#c3s1">A section</a></li></ol></li>')
+    assert nav.count("Chapter") == 3
+    book = write_epub(tmp_path / "one.epub", {"OEBPS/text/ch1.xhtml": whole,
+                                               "OEBPS/nav.xhtml": nav})
+    blocks = [b for b in epub.read(book, "one.epub").blocks if b.chapter == 2]
+    assert [(b.chapter_title, b.kind, b.text) for b in blocks] == [
+        ("Chapter One", "paragraph", "Front matter."),
+        ("Chapter One", "heading", "One"),
+        ("Chapter One", "paragraph", "First text."),
+        ("Chapter Two", "heading", "Two"),
+        ("Chapter Two", "code", "  indented code"),
+        ("Chapter Three", "heading", "Three"),
+        ("Chapter Three", "heading", "Detail"),
+        ("Chapter Three", "paragraph", "Third text."),
+    ]

@@ -4,8 +4,10 @@ An EPUB is a zip of XHTML files; META-INF/container.xml names the package docume
 whose manifest lists the files and whose spine gives the reading order.  Each content document
 of the spine is a chapter: ``chapter`` is its 1-based position among them (what "in chapter 3"
 is matched against), ``chapter_title`` its title from the table of contents (the EPUB 3 nav
-document's ``toc``, else the EPUB 2 toc.ncx; the first entry pointing into the file), else the
-chapter's first heading.  A chapter's blocks are taken by the HTML reader's rules
+document's ``toc``, else the EPUB 2 toc.ncx), else the chapter's first heading.  When the
+table of contents points at several places in one file (a whole book in one XHTML file), the
+title changes at each of the file's outermost entries' anchors; sections nested under a chapter
+do not replace its title.  A chapter's blocks are taken by the HTML reader's rules
 (:mod:`excerpt.ingest.documents.html_blocks`), after navigation, hidden elements and lists that
 are mostly links (a contents page, an index) are dropped as on a web page.  The book's title,
 authors and language come from the OPF's Dublin Core metadata.
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urldefrag
@@ -31,7 +35,13 @@ from excerpt.errors import CorpusError
 from excerpt.ingest._archive import ArchiveLimits, SafeZip
 from excerpt.ingest.documents import html
 from excerpt.ingest.documents.blocks import Block, StructuredDoc
-from excerpt.ingest.documents.html_blocks import blocks_of, epub_type, inline_text, normalize
+from excerpt.ingest.documents.html_blocks import (
+    blocks_of,
+    epub_type,
+    inline_text,
+    normalize,
+    tag_of,
+)
 
 __all__ = ["looks_like", "read"]
 
@@ -43,8 +53,19 @@ _NS = {"c": "urn:oasis:names:tc:opendocument:xmlns:container",
        "opf": "http://www.idpf.org/2007/opf", "dc": "http://purl.org/dc/elements/1.1/",
        "ncx": "http://www.daisy.org/z3986/2005/ncx/",
        "enc": "http://www.w3.org/2001/04/xmlenc#"}
+_MARK = re.compile("\ue000([0-9]+)\ue001")
 # Font obfuscation (IDPF, Adobe) is not DRM: the text is readable.
 _FONT_OBFUSCATION = {"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"}
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A table-of-contents entry pointing into a file: ``fragment`` ('' for the file's start),
+    its title, and its depth in the table of contents (0 outermost)."""
+
+    fragment: str
+    title: str
+    depth: int
 
 
 def read(path: Path, doc_id: str, *, limits: ArchiveLimits | None = None) -> StructuredDoc:
@@ -57,11 +78,8 @@ def read(path: Path, doc_id: str, *, limits: ArchiveLimits | None = None) -> Str
         titles = _toc_titles(path, book, package, opf_name)
         blocks: list[Block] = []
         for number, name in enumerate(chapters, start=1):
-            found = blocks_of(_body(html.parse_xhtml(_member(path, book, name))))
-            title = titles.get(name) or next(
-                (b.text for b in found if b.kind == "heading"), None)
-            blocks += [dataclasses.replace(b, chapter=number, chapter_title=title)
-                       for b in found]
+            body = _body(html.parse_xhtml(_member(path, book, name)))
+            blocks += _chapter_blocks(body, number, _outermost(titles.get(name, [])))
     if not blocks:
         raise CorpusError(f"{path}: no text found in the EPUB book")
     metadata: dict[str, Any] = {"format": "epub"}
@@ -72,6 +90,44 @@ def read(path: Path, doc_id: str, *, limits: ArchiveLimits | None = None) -> Str
         metadata["language"] = language[0]
     title = next(iter(_dc(package, "title")), "") or blocks[0].chapter_title or path.stem
     return StructuredDoc(doc_id=doc_id, title=title, blocks=blocks, metadata=metadata)
+
+
+def _chapter_blocks(body: Element, number: int, entries: list[_Entry]) -> list[Block]:
+    """A chapter's blocks with its number and title.  When the table of contents points at
+    several places in one file (a book in one file), each block has the title of the entry
+    before it: the entries' anchors are marked with a private-use token before blocks are
+    taken, and the tokens are read back out of the blocks' text."""
+    for index, entry in enumerate(entries):
+        anchor = _anchor(body, entry.fragment) if entry.fragment else None
+        if anchor is not None:
+            anchor.text = f"\ue000{index}\ue001{anchor.text or ''}"
+    found = blocks_of(body)
+    title = entries[0].title if entries else next(
+        (b.text for b in found if b.kind == "heading"), None)
+    titled = []
+    for block in found:
+        marks = _MARK.findall(block.text)
+        if not marks:
+            titled.append(dataclasses.replace(block, chapter=number, chapter_title=title))
+            continue
+        title = entries[int(marks[-1])].title
+        text = _MARK.sub("", block.text)
+        text = text.strip("\n") if block.kind == "code" else normalize(text)
+        if text:
+            titled.append(dataclasses.replace(block, text=text, chapter=number,
+                                              chapter_title=title))
+    return titled
+
+
+def _anchor(body: Element, fragment: str) -> Element | None:
+    return next((el for el in body.iter() if fragment in (el.get("id"), el.get("name"))), None)
+
+
+def _outermost(entries: list[_Entry]) -> list[_Entry]:
+    """The entries of a file at its shallowest table-of-contents depth (chapters, not their
+    sections)."""
+    top = min((e.depth for e in entries), default=0)
+    return [e for e in entries if e.depth == top]
 
 
 def looks_like(path: Path) -> bool:
@@ -153,8 +209,9 @@ def _spine(path: Path, package: Element, opf_name: str) -> list[str]:
     return chapters
 
 
-def _toc_titles(path: Path, book: SafeZip, package: Element, opf_name: str) -> dict[str, str]:
-    """Member name -> the first table-of-contents title pointing into it."""
+def _toc_titles(path: Path, book: SafeZip, package: Element,
+                opf_name: str) -> dict[str, list[_Entry]]:
+    """Member name -> the table-of-contents entries pointing into it, in order."""
     manifest = _manifest(package, opf_name)
     nav = next((name for name, _, props in manifest.values() if "nav" in props.split()), None)
     if nav and book.has(nav):
@@ -169,26 +226,33 @@ def _toc_titles(path: Path, book: SafeZip, package: Element, opf_name: str) -> d
     return _ncx_titles(_xml(path, book, ncx), ncx) if ncx and book.has(ncx) else {}
 
 
-def _nav_titles(root: Element, nav_name: str) -> dict[str, str]:
+def _add(titles: dict[str, list[_Entry]], base: str, href: str, title: str,
+         depth: int) -> None:
+    if href and title:
+        fragment = unquote(urldefrag(href)[1])
+        titles.setdefault(_resolve(base, href), []).append(_Entry(fragment, title, depth))
+
+
+def _nav_titles(root: Element, nav_name: str) -> dict[str, list[_Entry]]:
     navs = list(root.iter("nav"))
     toc = next((n for n in navs if "toc" in epub_type(n)), None)
-    titles: dict[str, str] = {}
+    titles: dict[str, list[_Entry]] = {}
     for link in (toc if toc is not None else root).iter("a"):
-        text = inline_text(link)
-        if link.get("href") and text:
-            titles.setdefault(_resolve(nav_name, link.get("href")), text)
+        depth = sum(1 for a in link.iterancestors() if tag_of(a) in ("ol", "ul"))
+        _add(titles, nav_name, link.get("href") or "", inline_text(link), depth)
     return titles
 
 
-def _ncx_titles(root: Element, ncx_name: str) -> dict[str, str]:
-    titles: dict[str, str] = {}
-    for point in root.iter(f"{{{_NS['ncx']}}}navPoint"):
+def _ncx_titles(root: Element, ncx_name: str) -> dict[str, list[_Entry]]:
+    titles: dict[str, list[_Entry]] = {}
+    point_tag = f"{{{_NS['ncx']}}}navPoint"
+    for point in root.iter(point_tag):
         label = point.find("ncx:navLabel/ncx:text", _NS)
         content = point.find("ncx:content", _NS)
-        if label is not None and content is not None and content.get("src"):
-            text = normalize("".join(label.itertext()))
-            if text:
-                titles.setdefault(_resolve(ncx_name, content.get("src")), text)
+        if label is not None and content is not None:
+            depth = sum(1 for _ in point.iterancestors(point_tag))
+            _add(titles, ncx_name, content.get("src") or "",
+                 normalize("".join(label.itertext())), depth)
     return titles
 
 
