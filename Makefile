@@ -5,9 +5,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_HOME := .excerpt-demo
 
-# Debian packages for the browser tests (headless Chromium). Installed by `make test` when it
-# runs as root with apt-get; elsewhere the browser tests are skipped, saying why.
-SYSTEM_PACKAGES := chromium chromium-driver fonts-liberation
+# Debian packages for the browser tests (headless Chromium) and the real manuals the document
+# readers are tested on (PDF, HTML and EPUB under /usr/share/doc). Installed by `make test` when
+# it runs as root with apt-get; elsewhere the tests that need them are skipped, saying why.
+SYSTEM_PACKAGES := chromium chromium-driver fonts-liberation maint-guide developers-reference
 
 .PHONY: install system-deps demo test lint bench clean
 
@@ -22,14 +23,15 @@ $(STAMP): pyproject.toml Makefile
 install: $(STAMP)
 
 system-deps:
-	@if [ -x /usr/bin/chromium ]; then :; \
+	@missing="$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done)"; \
+	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "installing $(SYSTEM_PACKAGES) (Debian packages, for the browser tests)"; \
-	  apt-get install -y -q --no-install-recommends $(SYSTEM_PACKAGES) >/dev/null \
+	  echo "installing" $$missing "(Debian packages, for the browser and manual tests)"; \
+	  apt-get install -y -q --no-install-recommends $$missing >/dev/null \
 	  || { apt-get update -q >/dev/null && \
-	       apt-get install -y -q --no-install-recommends $(SYSTEM_PACKAGES) >/dev/null; }; \
-	else echo "note: /usr/bin/chromium is missing and cannot be installed here (needs root" \
-	  "and apt-get): the browser tests will be skipped"; fi
+	       apt-get install -y -q --no-install-recommends $$missing >/dev/null; }; \
+	else echo "note:" $$missing "missing and cannot be installed here (needs root and" \
+	  "apt-get): the tests that need them will be skipped"; fi
 
 demo: $(STAMP)
 	rm -rf $(DEMO_HOME)
