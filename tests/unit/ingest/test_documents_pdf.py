@@ -201,6 +201,7 @@ def policy(tmp_path_factory: pytest.TempPathFactory) -> StructuredDoc:
     return read(path, "policy.pdf")
 
 
+@pytest.mark.slow  # 193 pages: 4-9 s
 def test_debian_policy_ligatures_labels_and_furniture(policy: StructuredDoc) -> None:
     doc = policy
     offers = _find(doc, "The adjectives encouraged and discouraged denote places")
