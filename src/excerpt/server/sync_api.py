@@ -86,7 +86,7 @@ def unpack(archive: Path, tree: Path, engine: Engine, name: str | None) -> Path:
     """Write the zip's files under ``tree`` within the settings' archive limits; the folder
     to sync: the zip's one top folder when every file is inside it, else ``tree/NAME``."""
     with SafeZip(archive, archive_limits(engine.settings), "a zip of a folder") as zipped:
-        members = zipped.names
+        members = [m for m in zipped.names if not _skipped(m)]
         if not members:
             raise InputError("upload:folder.zip: the zip holds no files")
         if len(members) > MAX_FILES:
@@ -109,3 +109,10 @@ def unpack(archive: Path, tree: Path, engine: Engine, name: str | None) -> Path:
                 raise InputError(f"upload:folder.zip: cannot unpack {member!r} "
                                  f"({exc.strerror})") from None
     return root
+
+
+def _skipped(member: str) -> bool:
+    """Members a sync would not read anyway: hidden ones (a leading dot, as ``walk_files``)
+    and the ``__MACOSX/`` resource forks macOS's Finder adds beside the folder."""
+    parts = [p for p in member.split("/") if p]
+    return not parts or parts[0] == "__MACOSX" or any(p.startswith(".") for p in parts)
