@@ -20,13 +20,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from excerpt.retrieve.view import Candidate, View, ViewPart, top_candidates
+from excerpt.retrieve.pruning import pruned_matches
+from excerpt.retrieve.view import Candidate, Matches, View, ViewPart, rank_matches
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float32]
 
 K1 = 1.5
 B = 0.75
+PRUNE_FROM = 100_000  # nodes in a segment from which block-max pruning pays (bench/scale.py)
 
 
 def idf(df: int, n: int) -> float:
@@ -54,17 +56,15 @@ def query_weights(tokens: Sequence[str], extra: Sequence[Sequence[str]] = (),
     return weights
 
 
-def bm25_scores(
-    view: View, query_tokens: Sequence[str] | Mapping[str, float], k1: float = K1, b: float = B
-) -> list[npt.NDArray[np.float32]]:
-    """Per view part, a float32 score array over ordinals: -inf where no query term matches.
+Gathered = list[list[tuple[str, IntArray, FloatArray, float]]]
+"""Per view part, per query term it holds: (term, visible ordinals, their tf, qtf x idf)."""
 
-    The visible postings of every query term are gathered first (df counts visible nodes across
-    all parts), then each part is scored in one vectorised pass and summed per node with
-    ``np.bincount``: a handful of numpy calls per query instead of a handful per term.
-    """
-    n, avgdl = view.visible, view.avg_length
-    gathered: list[list[tuple[IntArray, FloatArray, float]]] = [[] for _ in view.parts]
+
+def gather(view: View, query_tokens: Sequence[str] | Mapping[str, float]) -> Gathered:
+    """The visible postings of every query term, per part, with the term's weight: df counts
+    visible nodes across all parts; terms no visible node holds are left out."""
+    n = view.visible
+    gathered: Gathered = [[] for _ in view.parts]
     weights = query_tokens if isinstance(query_tokens, Mapping) else Counter(query_tokens)
     for term, qtf in weights.items() if n else ():
         matches = [_visible_postings(part, term) for part in view.parts]
@@ -74,40 +74,85 @@ def bm25_scores(
         weight = qtf * idf(df, n)
         for per_part, m in zip(gathered, matches, strict=True):
             if m is not None and len(m[0]):
-                per_part.append((m[0], m[1], weight))
-    return [_score_part(part, terms, avgdl, k1, b) for part, terms in zip(
-        view.parts, gathered, strict=True)]
+                per_part.append((term, m[0], m[1], weight))
+    return gathered
+
+
+def bm25_scores(
+    view: View, query_tokens: Sequence[str] | Mapping[str, float], k1: float = K1, b: float = B
+) -> list[npt.NDArray[np.float32]]:
+    """Per view part, a float32 score array over ordinals: -inf where no query term matches.
+
+    The exhaustive scorer, and the reference :func:`search_bm25` must agree with to the bit:
+    each part is scored in one vectorised pass, summed per node with ``np.bincount`` (float64,
+    in the query's term order) and cast to float32.
+    """
+    avgdl = view.avg_length
+    return [_score_part(part, terms, avgdl, k1, b)
+            for part, terms in zip(view.parts, gather(view, query_tokens), strict=True)]
 
 
 def _visible_postings(part: ViewPart, term: str) -> tuple[IntArray, FloatArray] | None:
-    postings = part.segment.postings(term)
-    if postings is None:
+    seg = part.segment
+    at = seg.term_range(term)
+    if at is None:
         return None
-    if part.visible == part.segment.size:
-        return postings.docs, postings.tf
-    keep = part.mask[postings.docs]
-    return postings.docs[keep], postings.tf[keep]
+    docs, tf = seg.post_docs[at[0]:at[1]], seg.post_tf[at[0]:at[1]]
+    if part.visible == seg.size:
+        return docs, tf
+    keep = part.mask[docs]
+    return docs[keep], tf[keep]
 
 
-def _score_part(part: ViewPart, terms: list[tuple[IntArray, FloatArray, float]], avgdl: float,
-                k1: float, b: float) -> npt.NDArray[np.float32]:
+def _contributions(part: ViewPart, terms: list[tuple[str, IntArray, FloatArray, float]],
+                   avgdl: float, k1: float, b: float) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    docs = np.concatenate([t[1] for t in terms])
+    tf = np.concatenate([t[2] for t in terms])
+    weights = np.repeat([t[3] for t in terms], [len(t[1]) for t in terms])
+    return docs, weights * term_weight(tf, part.segment.doc_len[docs], avgdl, k1, b)
+
+
+def _score_part(part: ViewPart, terms: list[tuple[str, IntArray, FloatArray, float]],
+                avgdl: float, k1: float, b: float) -> npt.NDArray[np.float32]:
     if not terms:
         return np.full(part.segment.size, -np.inf, dtype=np.float32)
-    docs = np.concatenate([t[0] for t in terms])
-    tf = np.concatenate([t[1] for t in terms])
-    weights = np.repeat([t[2] for t in terms], [len(t[0]) for t in terms])
-    contrib = weights * term_weight(tf, part.segment.doc_len[docs], avgdl, k1, b)
+    docs, contrib = _contributions(part, terms, avgdl, k1, b)
     scores = np.bincount(docs, contrib, minlength=part.segment.size).astype(np.float32)
     # Every BM25 contribution is > 0 (Lucene's idf is positive), so 0 means "no term matched".
     scores[scores == 0] = -np.inf
     return scores
 
 
+def _part_matches(part: ViewPart, terms: list[tuple[str, IntArray, FloatArray, float]],
+                  avgdl: float, k1: float, b: float) -> Matches:
+    """:func:`_score_part`'s finite scores only, without an array over every node: one term
+    needs no sum at all (0.0 + x is x)."""
+    if not terms:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
+    docs, contrib = _contributions(part, terms, avgdl, k1, b)
+    if len(terms) == 1:
+        return docs.astype(np.intp), contrib.astype(np.float32)
+    sums = np.bincount(docs, contrib)
+    ordinals = np.flatnonzero(sums != 0)  # 4x faster than on the floats themselves
+    return ordinals, sums[ordinals].astype(np.float32)
+
+
 def search_bm25(
     view: View, query_tokens: Sequence[str] | Mapping[str, float], depth: int, k1: float = K1,
-    b: float = B,
+    b: float = B, prune_from: int | None = None,
 ) -> list[Candidate]:
-    return top_candidates(view, bm25_scores(view, query_tokens, k1, b), depth)
+    """The exhaustive top ``depth`` (ties by id), scored as :func:`bm25_scores` scores; parts
+    of at least ``prune_from`` nodes (default :data:`PRUNE_FROM`, read at each call) whose
+    segment has block maxima skip the blocks that cannot
+    reach it (retrieve/pruning.py)."""
+    avgdl = view.avg_length
+    prune_from = PRUNE_FROM if prune_from is None else prune_from
+    matches = [
+        pruned_matches(part, terms, avgdl, k1, b, depth)
+        if terms and part.segment.size >= prune_from and part.segment.block_shift is not None
+        else _part_matches(part, terms, avgdl, k1, b)
+        for part, terms in zip(view.parts, gather(view, query_tokens), strict=True)]
+    return rank_matches(view, matches, depth)
 
 
 def idf_weights(view: View, tokens: Sequence[str]) -> dict[str, float]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -79,6 +80,13 @@ def build_view(
     for info in snapshots:
         seg = store.segment(info.snapshot_id)
         mask = seg.visible(principal)
+        if info.snapshot_id not in shadows and not metadata:
+            # The principal's mask alone: its counts are cached with it (a 1M-node mask costs
+            # ~2 ms to count and sum per query).
+            visible, length = seg.visible_stats(principal)
+            parts.append(ViewPart(info, seg, mask, visible, length, principal.all_access
+                                  or visible > 0))
+            continue
         seen = principal.all_access or bool(mask.any())
         if info.snapshot_id in shadows:
             mask = mask & ~shadows[info.snapshot_id]
@@ -86,10 +94,15 @@ def build_view(
             allowed = np.zeros(seg.size, dtype=bool)
             allowed[store.metadata_ordinals(info.snapshot_id, key, value)] = True
             mask = mask & allowed
-        visible = int(mask.sum())
-        length = float(seg.doc_len[mask].sum()) if visible else 0.0
+        visible, length = mask_stats(seg, mask)
         parts.append(ViewPart(info, seg, mask, visible, length, seen))
     return View(parts)
+
+
+def mask_stats(seg: Segment, mask: BoolArray) -> tuple[int, float]:
+    """(visible nodes, their total length) under ``mask``: the view's BM25 statistics."""
+    visible = int(mask.sum())
+    return visible, float(seg.doc_len[mask].sum()) if visible else 0.0
 
 
 def shadowed(store: Store, snapshots: Sequence[SnapshotInfo]) -> Shadows:
@@ -138,3 +151,30 @@ def _best(scores: npt.NDArray[np.float32], depth: int) -> npt.NDArray[np.intp]:
         return np.asarray(where[values >= kth])
     kth = np.partition(scores, scores.size - depth)[scores.size - depth]
     return np.flatnonzero(scores >= kth)
+
+
+_new = tuple.__new__
+Matches = tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]
+"""A part's matched ordinals and their (finite) scores, in any order."""
+
+
+def rank_matches(view: View, matches: Sequence[Matches], depth: int) -> list[Candidate]:
+    """:func:`top_candidates` for parts given as their matches only: the same candidates, in
+    the same order (score, then id), without a score array over every node of a part and,
+    within one segment whose ordinals are in id order, without comparing ids."""
+    pool: list[Candidate] = []
+    for i, (part, (ordinals, scores)) in enumerate(zip(view.parts, matches, strict=True)):
+        if len(ordinals) > depth:  # keep the depth best and any tied with the last of them
+            kth = np.partition(scores, len(scores) - depth)[len(scores) - depth]
+            keep = scores >= kth
+            ordinals, scores = ordinals[keep], scores[keep]
+        if part.segment.ids_sorted:
+            order = np.lexsort((ordinals, -scores))[:depth]
+            ordinals, scores = ordinals[order], scores[order]
+        ids, at = part.segment.ids, ordinals.tolist()
+        # tuple.__new__ is what a NamedTuple's own __new__ calls, at half its cost.
+        pool.extend([_new(Candidate, c) for c in zip(
+            repeat(i), at, [ids[o] for o in at], scores.tolist(), strict=False)])
+    if len(view.parts) > 1 or not (view.parts and view.parts[0].segment.ids_sorted):
+        pool.sort(key=lambda c: (-c.score, c.id))
+    return pool[:depth]

@@ -11,6 +11,11 @@ makes tie-breaking by id free):
     post_docs.npy        int32[n_postings]    node ordinals, increasing within a term
     post_tf.npy          float32[n_postings]  term frequency in that node
     doc_len.npy          float32[n_nodes]     tokens per node (BM25 length normalisation)
+    blk_indptr.npy       int64[n_terms + 1]   block-max entries of term t are [indptr[t], ..[t+1])
+    blk_ids.npy          int32[n_entries]     block (ordinal >> meta["block_shift"]), increasing
+    blk_start.npy        int64[n_entries]     first posting of the term in that block
+    blk_max_tf.npy       float32[n_entries]   largest tf of the term in that block
+    blk_min_len.npy      float32[n_entries]   shortest node holding the term in that block
     vectors.npy          float32[n_nodes, dim]  L2-normalised embeddings (absent: no vectors)
     acl_indptr.npy / acl_ids.npy        CSR of each node's ACL tag ids (into meta["acl_tags"])
     label_indptr.npy / label_ids.npy    CSR of each node's classification label ids
@@ -21,7 +26,11 @@ makes tie-breaking by id free):
 
 Raw term frequencies and lengths are stored, not BM25 weights: collection statistics (document
 frequency, average length) belong to the read view, which may span several segments, and are
-combined at query time (HOUSE.md: scores independent of import history).
+combined at query time (HOUSE.md: scores independent of import history).  For the same
+reason the block-max entries (for terms with many postings only) hold the largest tf and the
+shortest length rather than a weight: a bound on a term's BM25 weight in a block under any
+view's statistics follows from them (retrieve/pruning.py).  Format-2 segments have none and
+are searched exhaustively.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +56,9 @@ FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-SEGMENT_FORMAT = 2  # 2: edges (format-1 segments have none; the store still does)
+SEGMENT_FORMAT = 3  # 2: edges (format-1 segments have none); 3: block maxima (2 has none)
+BLOCK_SHIFT = 10  # block-max entries cover 1024 ordinals
+LONG_POSTINGS = 512  # terms with at least this many postings get block-max entries
 
 
 def _csr(groups: Sequence[Sequence[str]], vocab: list[str]) -> tuple[IntArray, IntArray]:
@@ -82,6 +94,29 @@ def _invert(
     return vocab, indptr, docs, counts.astype(np.float32), doc_len
 
 
+def _block_maxima(indptr: IntArray, docs: npt.NDArray[np.int32], tfs: FloatArray,
+                  doc_len: FloatArray, shift: int, long_postings: int
+                  ) -> tuple[IntArray, npt.NDArray[np.int32], IntArray, FloatArray, FloatArray]:
+    """Per term with at least ``long_postings`` postings, one entry per block of ordinals it
+    occurs in: the block, its first posting there, the largest tf and the shortest length."""
+    counts = np.diff(indptr)
+    long = counts >= max(long_postings, 1)
+    term_of = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    picked = np.flatnonzero(long[term_of]) if len(term_of) else np.zeros(0, dtype=np.int64)
+    key = term_of[picked] << 32 | (docs[picked].astype(np.int64) >> shift)
+    first = np.flatnonzero(np.diff(key, prepend=-1)) if len(key) else np.zeros(0, np.int64)
+    starts = picked[first]
+    per_term = np.bincount(term_of[starts], minlength=len(counts))
+    blk_indptr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(per_term, out=blk_indptr[1:])
+    at = np.asarray(picked, dtype=np.int64)
+    max_tf = np.maximum.reduceat(tfs[at], first) if len(first) else np.zeros(0, np.float32)
+    min_len = (np.minimum.reduceat(doc_len[docs[at]], first) if len(first)
+               else np.zeros(0, np.float32))
+    return (blk_indptr, (docs[starts] >> shift).astype(np.int32), starts.astype(np.int64),
+            max_tf.astype(np.float32), min_len.astype(np.float32))
+
+
 def _save(folder: Path, name: str, array: npt.NDArray[Any]) -> None:
     with open(folder / name, "wb") as fh:
         np.save(fh, array, allow_pickle=False)
@@ -98,11 +133,14 @@ def write_segment(
     vectors: FloatArray | None,
     meta: dict[str, Any],
     edges: Sequence[tuple[str, str, str]] = (),
+    block_shift: int = BLOCK_SHIFT,
+    long_postings: int = LONG_POSTINGS,
 ) -> None:
     """Write a segment for nodes given in ordinal order; ``folder`` must not exist yet.
 
     ``edges`` are (from_id, relation, to_id); edges leaving a node outside the segment are
-    not kept (nothing can be expanded from a node that is not there).
+    not kept (nothing can be expanded from a node that is not there).  ``block_shift`` and
+    ``long_postings`` shape the block-max entries (tests make them small).
     """
     folder.mkdir(parents=True)
     relations = _write_edges(folder, ids, edges)
@@ -113,7 +151,14 @@ def write_segment(
     label_indptr, label_ids = _csr(labels, label_vocab)
     (folder / "ids.txt").write_text("\n".join(ids), encoding="utf-8")
     (folder / "terms.txt").write_text("\n".join(vocab), encoding="utf-8")
+    blk_indptr, blk_ids, blk_start, blk_max_tf, blk_min_len = _block_maxima(
+        indptr, docs, tfs, doc_len, block_shift, long_postings)
     for name, arr in (
+        ("blk_indptr.npy", blk_indptr),
+        ("blk_ids.npy", blk_ids),
+        ("blk_start.npy", blk_start),
+        ("blk_max_tf.npy", blk_max_tf),
+        ("blk_min_len.npy", blk_min_len),
         ("post_indptr.npy", indptr),
         ("post_docs.npy", docs),
         ("post_tf.npy", tfs),
@@ -137,6 +182,7 @@ def write_segment(
         "classification_labels": label_vocab,
         "dim": int(vectors.shape[1]) if vectors is not None else 0,
         "relations": relations,
+        "block_shift": block_shift,
     }
     (folder / "meta.json").write_text(json.dumps(full_meta, ensure_ascii=False), encoding="utf-8")
 
@@ -166,6 +212,19 @@ class Postings:
     tf: FloatArray
 
 
+@dataclass(frozen=True)
+class Blocks:
+    """A term's block-max entries: its postings in block ``ids[i]`` are ``[start[i], end[i])``
+    of the segment's postings, with tf at most ``max_tf[i]`` and lengths at least
+    ``min_len[i]``."""
+
+    ids: npt.NDArray[np.int32]
+    start: IntArray
+    end: IntArray
+    max_tf: FloatArray
+    min_len: FloatArray
+
+
 class Segment:
     """Read side of a segment; every array is memory-mapped and loaded on first use."""
 
@@ -174,6 +233,7 @@ class Segment:
         self.snapshot_id = snapshot_id
         self.meta: dict[str, Any] = json.loads((folder / "meta.json").read_text("utf-8"))
         self._masks: dict[Principal, BoolArray] = {}
+        self._stats: dict[Principal, tuple[int, float]] = {}
         self._arrays: dict[str, npt.NDArray[Any]] = {}
 
     def _load(self, name: str) -> npt.NDArray[Any]:
@@ -202,6 +262,13 @@ class Segment:
     def ids(self) -> list[str]:
         text = (self.folder / "ids.txt").read_text("utf-8")
         return text.split("\n") if text else []
+
+    @cached_property
+    def ids_sorted(self) -> bool:
+        """Whether ordinal order is id order (true of every segment the pipeline writes), so
+        that ties in score can be broken by ordinal without comparing ids."""
+        ids = self.ids
+        return all(a <= b for a, b in pairwise(ids))
 
     @cached_property
     def ordinal_of(self) -> dict[str, int]:
@@ -266,6 +333,43 @@ class Segment:
         start, end = int(self._indptr[tid]), int(self._indptr[tid + 1])
         return Postings(self._docs[start:end], self._tf[start:end])
 
+    @property
+    def block_shift(self) -> int | None:
+        """log2 of the ordinals a block-max entry covers; None: a segment without them."""
+        shift = self.meta.get("block_shift")
+        return None if shift is None else int(shift)
+
+    def term_range(self, term: str) -> tuple[int, int] | None:
+        """[start, end) of the term's postings in :attr:`post_docs` / :attr:`post_tf`."""
+        tid = self.term_ids.get(term)
+        if tid is None:
+            return None
+        start, end = self._indptr[tid:tid + 2].tolist()
+        return start, end
+
+    @property
+    def post_docs(self) -> npt.NDArray[np.int32]:
+        return self._docs
+
+    @property
+    def post_tf(self) -> FloatArray:
+        return self._tf
+
+    def blocks(self, term: str) -> Blocks | None:
+        """The term's block-max entries (None: it has none, its postings are short)."""
+        tid = self.term_ids.get(term)
+        if tid is None or self.block_shift is None:
+            return None
+        indptr = self._load_cached("blk_indptr.npy")
+        start, end = int(indptr[tid]), int(indptr[tid + 1])
+        if start == end:
+            return None
+        first = self._load_cached("blk_start.npy")[start:end]
+        ends = np.append(first[1:], self._indptr[tid + 1])
+        return Blocks(self._load_cached("blk_ids.npy")[start:end], first, ends,
+                      self._load_cached("blk_max_tf.npy")[start:end],
+                      self._load_cached("blk_min_len.npy")[start:end])
+
     def doc_freq(self, term: str) -> int:
         tid = self.term_ids.get(term)
         return 0 if tid is None else int(self._indptr[tid + 1] - self._indptr[tid])
@@ -277,6 +381,17 @@ class Segment:
             mask = self._compute_visible(principal)
             self._masks[principal] = mask
         return mask
+
+    def visible_stats(self, principal: Principal) -> tuple[int, float]:
+        """(nodes the principal may see, their total length), counted once per principal like
+        its mask: the BM25 statistics of a view that filters nothing else."""
+        stats = self._stats.get(principal)
+        if stats is None:
+            mask = self.visible(principal)
+            count = int(mask.sum())
+            stats = (count, float(self.doc_len[mask].sum()) if count else 0.0)
+            self._stats[principal] = stats
+        return stats
 
     def _compute_visible(self, principal: Principal) -> BoolArray:
         n = self.size

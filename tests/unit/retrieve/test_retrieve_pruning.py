@@ -1,0 +1,144 @@
+"""Block-max pruning returns exactly the exhaustive BM25 top k (ids, order and scores, to the
+bit) on random corpora, masks and queries; segments without block maxima still search."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from excerpt.retrieve import pruning
+from excerpt.retrieve.lexical import bm25_scores, search_bm25
+from excerpt.retrieve.view import Candidate, View, ViewPart
+from excerpt.store.base import SnapshotInfo
+from excerpt.store.segment import Segment, write_segment
+
+
+def segment(folder: Path, name: str, docs: list[list[str]], shift: int = 2,
+            long_postings: int = 3, first: int = 0) -> Segment:
+    ids = [f"n{first + i:05d}" for i in range(len(docs))]
+    write_segment(folder / name, ids, docs, [() for _ in docs], [() for _ in docs], None, {},
+                  block_shift=shift, long_postings=long_postings)
+    return Segment(folder / name, name)
+
+
+def view(segments: list[Segment], masks: list[np.ndarray]) -> View:
+    parts = []
+    for seg, mask in zip(segments, masks, strict=True):
+        info = SnapshotInfo(seg.snapshot_id, "c", "s", 1, "", "completed", 0, seg.size, 0)
+        visible = int(mask.sum())
+        parts.append(ViewPart(info, seg, mask, visible,
+                              float(seg.doc_len[mask].sum()) if visible else 0.0))
+    return View(parts)
+
+
+def exhaustive(v: View, query: dict[str, float], depth: int) -> list[Candidate]:
+    """The reference: every finite score of bm25_scores, sorted by (-score, id), cut."""
+    pool = [Candidate(i, o, part.segment.ids[o], float(s[o]))
+            for i, (part, s) in enumerate(zip(v.parts, bm25_scores(v, query), strict=True))
+            for o in np.flatnonzero(np.isfinite(s)).tolist()]
+    return sorted(pool, key=lambda c: (-c.score, c.id))[:depth]
+
+
+def random_corpus(rng: np.random.Generator, n_docs: int, vocab: int) -> list[list[str]]:
+    """Documents of 1-12 words drawn from a skewed law: a few common words, many rare."""
+    weights = 1.0 / np.arange(1, vocab + 1)
+    law = weights / weights.sum()
+    return [[f"w{w}" for w in rng.choice(vocab, int(rng.integers(1, 13)), p=law)]
+            for _ in range(n_docs)]
+
+
+CASES = given(
+    n_docs=st.integers(1, 300), vocab=st.integers(1, 30), split=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 4), long_postings=st.integers(1, 8),
+    depth=st.integers(1, 15), n_terms=st.integers(1, 5), hidden=st.sampled_from([0, 0.3, 0.9]),
+    rounds=st.sampled_from([(1, 2), (2, 3), (8, 4)]))
+
+
+def check_pruned_equals_exhaustive(n_docs: int, vocab: int, split: float, seed: int,
+                                   shift: int, long_postings: int, depth: int, n_terms: int,
+                                   hidden: float, rounds: tuple[int, int]) -> None:
+    """Random corpora in one or two segments, a random mask (nodes hidden), a random query
+    (weights as expansions give them, a word no node holds): pruned == exhaustive.  Small
+    first rounds make the threshold prune often (the production 8 blocks growing 4x seldom
+    prune on corpora this small)."""
+    rng = np.random.default_rng(seed)
+    docs = random_corpus(rng, n_docs, vocab)
+    query = {f"w{int(rng.integers(0, vocab + 2))}": float(rng.choice([1.0, 2.0, 0.5, 0.25]))
+             for _ in range(n_terms)}
+    cut = int(split * n_docs)
+    saved = pruning.FIRST_ROUND, pruning.GROWTH
+    pruning.FIRST_ROUND, pruning.GROWTH = rounds
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            segs = [segment(Path(tmp), f"s{i}", d, shift, long_postings, first)
+                    for i, (d, first) in enumerate([(docs[:cut], 0), (docs[cut:], cut)]) if d]
+            v = view(segs, [rng.random(s.size) >= hidden for s in segs])
+            want = exhaustive(v, query, depth)
+            assert search_bm25(v, query, depth, prune_from=0) == want
+            assert search_bm25(v, query, depth, prune_from=10**9) == want
+    finally:
+        pruning.FIRST_ROUND, pruning.GROWTH = saved
+
+
+@settings(max_examples=12, deadline=None)
+@CASES
+def test_pruned_top_k_equals_exhaustive(**case: object) -> None:
+    check_pruned_equals_exhaustive(**case)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@CASES
+def test_pruned_top_k_equals_exhaustive_many(**case: object) -> None:
+    check_pruned_equals_exhaustive(**case)  # type: ignore[arg-type]
+
+
+def test_pruning_skips_blocks_and_keeps_the_top(tmp_path: Path) -> None:
+    """A rare word in a few nodes among many common ones: the answer is exact and the blocks
+    holding only common words are never scored."""
+    rng = np.random.default_rng(7)
+    docs = [["common"] * int(rng.integers(1, 4)) + ["filler"] for _ in range(4096)]
+    for i in (5, 1000, 3000):
+        docs[i] = [*docs[i], "rare", "rare"]
+    seg = segment(tmp_path, "s", docs, shift=6, long_postings=16)
+    v = view([seg], [np.ones(seg.size, dtype=bool)])
+    query = {"rare": 1.0, "common": 1.0}
+    scored: list[int] = []
+    real = pruning._Query.score
+
+    def counting(self: pruning._Query, chosen: np.ndarray) -> object:
+        scored.append(int(chosen.sum()))
+        return real(self, chosen)
+
+    pruning._Query.score = counting  # type: ignore[method-assign,assignment]
+    try:
+        got = search_bm25(v, query, 3, prune_from=0)
+    finally:
+        pruning._Query.score = real  # type: ignore[method-assign]
+    assert got == exhaustive(v, query, 3)
+    assert [c.ordinal for c in got] == [5, 1000, 3000] or {c.ordinal for c in got} == {
+        5, 1000, 3000}
+    assert sum(scored) < seg.size >> 6, f"blocks scored per round: {scored}"
+
+
+def test_a_segment_without_block_maxima_is_searched_exhaustively(tmp_path: Path) -> None:
+    """Format-2 segments (before block maxima) have no blk_* files and no block_shift."""
+    docs = [["a", "b"], ["a"], ["b", "b", "c"], ["c"]] * 10
+    segment(tmp_path, "s", docs)
+    for name in ("blk_indptr", "blk_ids", "blk_start", "blk_max_tf", "blk_min_len"):
+        (tmp_path / "s" / f"{name}.npy").unlink()
+    meta = json.loads((tmp_path / "s" / "meta.json").read_text())
+    del meta["block_shift"]
+    meta["format"] = 2
+    (tmp_path / "s" / "meta.json").write_text(json.dumps(meta))
+    old = Segment(tmp_path / "s", "s")
+    assert old.block_shift is None and old.blocks("a") is None
+    v = view([old], [np.ones(old.size, dtype=bool)])
+    assert search_bm25(v, {"a": 1.0, "c": 1.0}, 5, prune_from=0) == exhaustive(
+        v, {"a": 1.0, "c": 1.0}, 5)
