@@ -54,8 +54,8 @@ class Char:
 
 @dataclass
 class Run:
-    """Characters of one line segment, in order, with their bounding box and dominant style
-    (set by :func:`runs_of` once the run is complete)."""
+    """One line segment: its text, bounding box and dominant style (set by :func:`runs_of` once
+    the run is complete, which then lets its characters go)."""
 
     x0: float
     y0: float
@@ -199,6 +199,7 @@ def runs_of(chars: list[Char]) -> list[Run]:
     for run, text in zip(runs, pieces, strict=True):
         run.text = "".join(text).strip()
         run.style = _dominant(run.chars)
+        run.chars = []  # a 300-page book's characters would otherwise all stay in memory
     return [r for r in runs if r.text]
 
 
