@@ -21,8 +21,9 @@ the concepts. :func:`alternatives` gives the filters to try in order (a page num
 the page's printed label, then its position). The pipeline searches inside the scope and, when
 nothing there matches, without it.
 
-Korean: "12쪽"/"12페이지" name a page. "제3장" does not become a chapter scope: regulations
-record their chapters as text ("제3장 교원"), and the question is already a formal reference.
+Korean: "12쪽"/"12페이지" name a page, "2.1절" a section. "제3장" and "제2절" do not become
+scopes: regulations record their chapters and sections as text ("제3장 교원"), and the question
+is already a formal reference.
 """
 
 from __future__ import annotations
@@ -43,14 +44,19 @@ _EDGE_PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
 # names the book's apparatus, :mod:`excerpt.ingest.books.parts`).
 _SCOPE_KEY = {"part": "book"}
 _SCOPE = re.compile(r"\b(book|chapter|canto|part)\s+(\d{1,3}|[ivxlc]{1,7})\b", re.IGNORECASE)
+# The particle after a Korean page or section ("12쪽에", "2.1절의") goes with it, or left alone
+# it would read as a noun (의) in the concepts.
+_PARTICLE = "(?:에서|에는|에|의|은|는|을|를|이|가|도|까지|부터)?"
 # "page 12", "pages 11", "p. 12", "pp. 11", "pg 12"; a roman numeral after "page" or "p." is
 # a printed label ("page iv", "p. iv", as citations show it); "12쪽", "12 페이지".
 _PAGE = re.compile(r"(?:\bpages?\s+|\bpp?\.\s*|\bpg\.?\s+)(\d{1,5})\b(?![.,]\d)"
                    r"|(?:\bpages?\s+|\bpp?\.\s*)([ivxlc]{1,7})\b"
-                   r"|(?<!\d)(\d{1,5})\s*(?:쪽|페이지)", re.IGNORECASE)
+                   rf"|(?<!\d)(\d{{1,5}})\s*(?:쪽|페이지){_PARTICLE}", re.IGNORECASE)
 # "section 2.1", "sec. 2", "sect. 3.4.1", "§ 2.1", "§2"; numbers as the headings write them.
+# Korean "2.1절" (a dotted number only: "제2절" is a regulation's section, a formal reference).
 _SECTION = re.compile(r"(?:\bsection\s+|\bsect?\.\s*|§\s*)(\d{1,3}(?:\.\d{1,3}){0,5})\b"
-                      r"(?!\.\d)", re.IGNORECASE)
+                      r"(?!\.\d)|(?<![\d.제])(\d{1,3}(?:\.\d{1,3}){1,5})\s*절" + _PARTICLE,
+                      re.IGNORECASE)
 _SCOPE_WORDS = (_SCOPE, _PAGE, _SECTION)
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 
@@ -91,7 +97,7 @@ def scope(question: str) -> dict[str, Any]:
     found.update(_page(question))
     section = _SECTION.search(question)
     if section:
-        found["section_numbers"] = section.group(1)
+        found["section_numbers"] = section.group(1) or section.group(2)
     return found
 
 

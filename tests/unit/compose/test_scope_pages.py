@@ -32,6 +32,8 @@ from excerpt.compose.grounding import alternatives, concepts, scope
         ("limits in §2", {"section_numbers": "2"}),
         ("sec. 4 scope", {"section_numbers": "4"}),
         ("What does section 2 say.", {"section_numbers": "2"}),  # the full stop is not a dot
+        ("2.1절의 요구사항은?", {"section_numbers": "2.1"}),
+        ("3.4.1 절 기준", {"section_numbers": "3.4.1"}),
         ("What happens in chapter 3?", {"chapter": 3}),
         ("In chapter 3, what does section 3.2 on page 14 say?",
          {"chapter": 3, "section_numbers": "3.2", "pages": 14}),
@@ -53,6 +55,9 @@ def test_a_page_or_section_is_read(question: str, expected: dict[str, Any]) -> N
         "What is new in Python 3.11?",
         "What page is it on",  # "page is": not a numeral
         "the 1.2.3 release",
+        "교원인사규정 제2절의 내용",  # a regulation's section: a formal reference
+        "제3장 교원의 임용",
+        "2절 기준",  # an undotted number before 절 is not read
     ],
 )
 def test_other_numbers_name_no_scope(question: str) -> None:
@@ -72,3 +77,6 @@ def test_the_scope_words_are_not_concepts() -> None:
     assert concepts("What does section 2.1 say about boiler pressure?") == ["boiler pressure"]
     assert concepts("Which valves are listed on page 12?") == ["valves", "listed"]
     assert concepts("What does § 3 require of operators?") == ["require", "operators"]
+    assert concepts("12쪽에 나오는 압력 기준은?") == ["압력 기준"]
+    assert concepts("2.1절의 요구사항은?") == ["요구사항"]
+    assert concepts("12페이지의 압력 기준") == ["압력 기준"]
