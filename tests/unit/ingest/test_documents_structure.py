@@ -150,10 +150,12 @@ def test_metadata_contract_of_every_node() -> None:
     assert [dict(n.metadata) for n in nodes] == [
         {"path": "d.pdf", "format": "pdf", "chunk": 0, "page": 1, "pages": [1],
          "page_label": "i"},
-        # the heading path of the node's FIRST block (the contract), though 2.1 follows it
-        {"path": "d.pdf", "format": "pdf", "chunk": 1, "section": "Chapter 2. Requirements",
-         "headings": ["Chapter 2. Requirements"], "section_number": "2",
-         "section_numbers": ["2"], "page": 11, "pages": [11]},
+        # the heading path of the node's first block that is not a heading: it opens with
+        # "Chapter 2" and "2.1 Power", and its text is in 2.1 ("in section 2.1" finds it)
+        {"path": "d.pdf", "format": "pdf", "chunk": 1,
+         "section": "Chapter 2. Requirements > 2.1 Power",
+         "headings": ["Chapter 2. Requirements", "2.1 Power"], "section_number": "2.1",
+         "section_numbers": ["2", "2.1"], "page": 11, "pages": [11]},
         {"path": "d.pdf", "format": "pdf", "chunk": 2,
          "section": "Chapter 2. Requirements > 2.1 Power",
          "headings": ["Chapter 2. Requirements", "2.1 Power"], "section_number": "2.1",

@@ -11,7 +11,8 @@ Node metadata of these formats (the contract the chunker writes and citations, t
 
 - ``path``: the document id (the file's path relative to the folder given); ``format``: the
   reader (``pdf``, ``docx``, ``html``, ``epub``, ``markdown``); ``chunk``: the node's index.
-- ``section``: the heading path of the node's first block, joined with ``" > "``; ``headings``:
+- ``section``: the heading path of the node's first block that is not a heading (a node that
+  opens with headings is in the section they open), joined with ``" > "``; ``headings``:
   the same as a list (outermost first); absent before the first heading.
 - ``section_number``: the number that opens the innermost numbered heading (``"2.1"`` for
   "2.1 Requirements"), when there is one; ``section_numbers``: the numbers of every numbered

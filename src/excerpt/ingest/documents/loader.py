@@ -170,13 +170,20 @@ def _magic_format(path: Path) -> str | None:
     try:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())
-            if "mimetype" in names and z.read("mimetype").strip() == b"application/epub+zip":
+            if "mimetype" in names and _member_head(z, "mimetype") == b"application/epub+zip":
                 return "epub"
             if "word/document.xml" in names:
                 return "docx"
     except (zipfile.BadZipFile, OSError, KeyError):
         return None
     return None
+
+
+def _member_head(archive: zipfile.ZipFile, name: str) -> bytes:
+    """A member's first bytes, stripped: never more than 64 of them expanded (a bomb named
+    ``mimetype`` costs nothing to detect)."""
+    with archive.open(name) as member:
+        return member.read(64).strip()
 
 
 class _Run:
@@ -239,6 +246,10 @@ def _unsupported(path: Path) -> str:
     return f"unsupported file type: no reader for {kind}"
 
 
+ZIPPED = ("docx", "epub")
+"""Formats that are zip archives: read within the import's archive limits."""
+
+
 def _read_as(
     fmt: str, path: Path, doc_id: str, options: LoadOptions
 ) -> tuple[Document, list[Node]] | str:
@@ -249,7 +260,8 @@ def _read_as(
     if isinstance(module, str):
         return module
     try:
-        doc: StructuredDoc = module.read(path, doc_id)
+        doc: StructuredDoc = (module.read(path, doc_id, limits=options.archive_limits)
+                              if fmt in ZIPPED else module.read(path, doc_id))
     except ExcerptError as exc:
         return _without_path(str(exc), path)
     except Exception as exc:  # a reader's failure on one file must not end the whole run

@@ -108,7 +108,8 @@ def nodes_of(doc: StructuredDoc, source: str, options: LoadOptions) -> tuple[Doc
         meta: dict[str, Any] = {"path": doc.doc_id, "format": fmt, "chunk": i}
         if first.core_start > first.start:
             meta["overlap"] = first.core_start - first.start
-        meta.update(_where(blocks[first.block : last.block + 1], paths[first.block]))
+        meta.update(_where(blocks[first.block : last.block + 1],
+                           paths[_first_text(blocks, first.block, last.block)]))
         nodes.append(
             Node(
                 id=f"{doc.doc_id}:{i:04d}",
@@ -203,8 +204,15 @@ def _heading_paths(blocks: list[Block]) -> list[tuple[str, ...]]:
     return out
 
 
+def _first_text(blocks: list[Block], first: int, last: int) -> int:
+    """The node's first block that is not a heading (its first block when all are): a node
+    opening with "Manual", "2.1 Safety" and then text is in section 2.1, not in "Manual"."""
+    return next((i for i in range(first, last + 1) if blocks[i].kind != "heading"), first)
+
+
 def _where(blocks: list[Block], path: tuple[str, ...]) -> dict[str, Any]:
-    """Section, page and chapter metadata of a node made of ``blocks`` (first one's path)."""
+    """Section, page and chapter metadata of a node made of ``blocks``; ``path`` is the
+    heading path of its first block that is not a heading."""
     meta: dict[str, Any] = {}
     first = blocks[0]
     if path:
