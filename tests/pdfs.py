@@ -177,3 +177,19 @@ def write_book(path: Path, pages: int = 300) -> Path:
 def _line(page: int, row: int, words: int) -> str:
     start = (page * 7 + row * 3) % len(_WORDS)
     return " ".join(_WORDS[(start + k) % len(_WORDS)] for k in range(words))
+
+
+def write_offset_columns(path: Path) -> Path:
+    """One page: a heading, two columns whose baselines do not line up (the right one starts
+    half a line lower), a paragraph across the full width below them, then one short line in
+    each column on the same baseline."""
+    c = Canvas(str(path), pagesize=letter)
+    y = _heading(c, "Offset columns", TOP)
+    _lines(c, TWO_COLUMN_LEFT, LEFT, y)
+    _lines(c, TWO_COLUMN_RIGHT, 320, y - 6)
+    _lines(c, ["A closing paragraph runs across the whole width of the page below both columns,",
+               "long enough to cross the gutter between them."], LEFT, y - 120)
+    _lines(c, ["Left after the break sits under the full-width text."], LEFT, y - 170)
+    _lines(c, ["Right after the break sits beside it."], 320, y - 170)
+    c.save()
+    return path

@@ -13,6 +13,7 @@ from tests.pdfs import (
     TABLE_ROWS,
     write_image_only,
     write_manual,
+    write_offset_columns,
     write_truncated,
 )
 
@@ -63,6 +64,15 @@ def test_two_columns_are_read_column_by_column(manual: StructuredDoc) -> None:
         " ends its first paragraph.",
         "Beta four opens the second paragraph and beta five closes the right column.",
     ]
+
+
+def test_columns_under_a_title_and_above_full_width_text(tmp_path: Path) -> None:
+    doc = read(write_offset_columns(tmp_path / "cols.pdf"), "cols.pdf")
+    texts = [b.text for b in doc.blocks]
+    assert [t.split()[0] for t in texts] == [
+        "Offset", "Alpha", "Alpha", "Beta", "Beta", "A", "Left", "Right"]
+    assert texts[-2:] == ["Left after the break sits under the full-width text.",
+                          "Right after the break sits beside it."]  # not one line
 
 
 def test_outline_entries_are_the_headings(manual: StructuredDoc) -> None:

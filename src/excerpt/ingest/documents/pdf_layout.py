@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from excerpt.ingest.documents.pdf_chars import Run, Style
 
 _BULLET = re.compile(r"^([•◦▪‣∙·\-–—*]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
-_MIN_SIDE = 0.12  # each side of a gutter must be at least this share of the region's width
+_MIN_SIDE = 0.12  # a column is at least this share of the page's text width
 
 
 @dataclass
@@ -51,24 +51,34 @@ class Para:
 Item = Run | Table
 
 
-def reading_order(items: Sequence[Item], gutter: float) -> list[Item]:
-    """Items of one page in reading order (see the module docstring)."""
-    return _order(list(items), gutter, 0)
+Placed = tuple[Item, tuple[int, ...]]  # an item and the columns it was found in, outermost first
 
 
-def _order(items: list[Item], gutter: float, depth: int) -> list[Item]:
+def reading_order(items: Sequence[Item], gutter: float) -> list[Placed]:
+    """Items of one page in reading order (see the module docstring), each with the path of
+    columns it lies in: two runs on one line but in different columns are not one line."""
+    if not items:
+        return []
+    width = max(it.x1 for it in items) - min(it.x0 for it in items)
+    return _order(list(items), (gutter, _MIN_SIDE * width), 0, ())
+
+
+def _order(items: list[Item], gaps: tuple[float, float], depth: int, path: tuple[int, ...]
+           ) -> list[Placed]:
+    """``gaps``: the narrowest gutter, and the narrowest column (a share of the page's text
+    width: a column of page numbers in a table of contents, or a heading's number, is none)."""
+    gutter, narrowest = gaps
     if len(items) <= 1 or depth > 60:
-        return _by_position(items)
-    columns = _split_x(items, gutter)
+        return [(it, path) for it in _by_position(items)]
+    columns = _split_x(items, gutter, narrowest)
     if len(columns) > 1:
-        return [it for col in columns for it in _order(col, gutter, depth + 1)]
+        return [placed for n, col in enumerate(columns)
+                for placed in _order(col, gaps, depth + 1, (*path, n))]
     bands = _split_y(items)
-    if len(bands) == 1:
-        return _by_position(items)
-    groups = _join_bands(bands, gutter)
+    groups = _join_bands(bands, gutter) if len(bands) > 1 else bands
     if len(groups) == 1:
-        return _by_position(items)
-    return [it for g in groups for it in _order(g, gutter, depth + 1)]
+        return [(it, path) for it in _by_position(items)]
+    return [placed for g in groups for placed in _order(g, gaps, depth + 1, path)]
 
 
 def _by_position(items: list[Item]) -> list[Item]:
@@ -87,12 +97,10 @@ def _by_position(items: list[Item]) -> list[Item]:
     return out
 
 
-def _split_x(items: list[Item], gutter: float) -> list[list[Item]]:
+def _split_x(items: list[Item], gutter: float, narrowest: float) -> list[list[Item]]:
     """Columns left to right at every gap at least ``gutter`` wide that no item crosses, when
-    every column is a real share of the region (a column of page numbers in a table of
-    contents is not a column)."""
+    every column is at least ``narrowest`` wide."""
     ordered = sorted(items, key=lambda it: it.x0)
-    width = max(it.x1 for it in items) - min(it.x0 for it in items)
     cols: list[list[Item]] = [[ordered[0]]]
     right = ordered[0].x1
     for it in ordered[1:]:
@@ -104,7 +112,7 @@ def _split_x(items: list[Item], gutter: float) -> list[list[Item]]:
     if len(cols) == 1:
         return cols
     spans = [max(i.x1 for i in c) - min(i.x0 for i in c) for c in cols]
-    if min(spans) < _MIN_SIDE * width:
+    if min(spans) < narrowest:
         return [items]
     return cols
 
@@ -156,16 +164,17 @@ def _join_bands(bands: list[list[Item]], gutter: float) -> list[list[Item]]:
     return groups
 
 
-def paragraphs(items: list[Item]) -> list[Para]:
+def paragraphs(placed: list[Placed]) -> list[Para]:
     """Group items in reading order into paragraphs; a table is a paragraph of its own."""
     paras: list[Para] = []
     prev: Run | None = None
-    for it in items:
+    prev_path: tuple[int, ...] = ()
+    for it, path in placed:
         if isinstance(it, Table):
             paras.append(Para([], Style(0, False, False), it.x0, it.y0, it.x1, it.y1, it.rows))
             prev = None
             continue
-        if prev is not None and paras and _same_line(prev, it):
+        if prev is not None and paras and path == prev_path and _same_line(prev, it):
             para = paras[-1]
             para.lines[-1] += " " + it.text
             para.x1 = max(para.x1, it.x1)
@@ -174,7 +183,7 @@ def paragraphs(items: list[Item]) -> list[Para]:
             _add_line(paras[-1], it)
         else:
             paras.append(Para([it.text], it.style, it.x0, it.y0, it.x1, it.y1, sizes=[it.size]))
-        prev = it
+        prev, prev_path = it, path
     return paras
 
 
