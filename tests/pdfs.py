@@ -193,3 +193,25 @@ def write_offset_columns(path: Path) -> Path:
     _lines(c, ["Right after the break sits beside it."], 320, y - 170)
     c.save()
     return path
+
+
+REVERSED_LINES = ("Scrambled glyph order still reads as words.",
+                  "Second line of the same paragraph.")
+
+
+def write_reversed_glyphs(path: Path) -> Path:
+    """One paragraph whose letters are drawn one by one, last letter first (some producers
+    write glyphs in no reading order at all)."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth  # type: ignore[import-untyped]
+
+    c = Canvas(str(path), pagesize=letter)
+    c.setFont("Helvetica", 11)
+    for y, line in zip((TOP, TOP - 14), REVERSED_LINES, strict=True):
+        x, placed = float(LEFT), []
+        for ch in line:
+            placed.append((x, ch))
+            x += stringWidth(ch, "Helvetica", 11)
+        for x, ch in reversed(placed):
+            c.drawString(x, y, ch)
+    c.save()
+    return path

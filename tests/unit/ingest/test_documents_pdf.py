@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 from tests.pdfs import (
     HEADER,
+    REVERSED_LINES,
     TABLE_ROWS,
     write_image_only,
     write_manual,
     write_offset_columns,
+    write_reversed_glyphs,
     write_truncated,
 )
 
@@ -73,6 +75,11 @@ def test_columns_under_a_title_and_above_full_width_text(tmp_path: Path) -> None
         "Offset", "Alpha", "Alpha", "Beta", "Beta", "A", "Left", "Right"]
     assert texts[-2:] == ["Left after the break sits under the full-width text.",
                           "Right after the break sits beside it."]  # not one line
+
+
+def test_glyphs_drawn_out_of_order_read_as_words(tmp_path: Path) -> None:
+    doc = read(write_reversed_glyphs(tmp_path / "rev.pdf"), "rev.pdf")
+    assert [b.text for b in doc.blocks] == [" ".join(REVERSED_LINES)]
 
 
 def test_outline_entries_are_the_headings(manual: StructuredDoc) -> None:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from excerpt.ingest.documents.pdf_chars import Run, Style
+from excerpt.ingest.documents.pdf_chars import SPACE_EM, Run, Style
 
 _BULLET = re.compile(r"^([•◦▪‣∙·\-–—*]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
 _MIN_SIDE = 0.12  # a column is at least this share of the page's text width
@@ -176,7 +176,9 @@ def paragraphs(placed: list[Placed]) -> list[Para]:
             continue
         if prev is not None and paras and path == prev_path and _same_line(prev, it):
             para = paras[-1]
-            para.lines[-1] += " " + it.text
+            # runs that touch are one word drawn in pieces (text written out of order)
+            touching = it.x0 - prev.x1 < SPACE_EM * it.size
+            para.lines[-1] += ("" if touching else " ") + it.text
             para.x1 = max(para.x1, it.x1)
             para.sizes.append(it.size)
         elif prev is not None and paras and _continues(paras[-1], prev, it):
