@@ -201,6 +201,10 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], collection: str, fmt: st
             f"in {result.seconds:.1f} s ({result.embedded} embedded)"
             + (f", {len(result.errors)} skipped (below)" if result.errors else "")
         )
+        if result.formats:
+            click.echo("  by format: " + "; ".join(
+                f"{fmt}: {c['read']} read, {c['skipped']} skipped"
+                for fmt, c in result.formats.items()))
         for issue in result.errors:
             click.echo(f"  skipped {issue.path}: {issue.reason}", err=True)
         if result.unresolved:
@@ -268,7 +272,8 @@ def snapshot_set(ctx: click.Context, name: str, snapshot_ids: tuple[str, ...],
 @click.option("--snapshot", "snapshot_id", default=None, help="Search this snapshot only.")
 @click.option("--snapshot-set", default=None, help="Search the snapshots of this set.")
 @click.option("--where", "where", multiple=True, metavar="KEY=VALUE",
-              help="Metadata equality filter (repeatable; VALUE parsed as JSON if it can be).")
+              help="Metadata filter: the value, or a list holding it (repeatable; VALUE parsed "
+                   "as JSON if it can be).")
 @click.option("--rerank", "rerank", default=None, metavar="NAME", is_flag=False,
               flag_value="features",
               help="Rank 3 x k, rerank to k with NAME (features, late-interaction, "

@@ -46,7 +46,8 @@ Collection = Annotated[str, Field(description="the collection to read (see list_
 Snapshot = Annotated[str | None, Field(description="read this snapshot only (list_snapshots)")]
 SnapshotSet = Annotated[str | None, Field(description="read the snapshots of this named set")]
 Where = Annotated[list[str] | None, Field(
-    description="metadata equality filters, KEY=VALUE (VALUE parsed as JSON when it can be), "
+    description="metadata filters, KEY=VALUE: equal, or a list holding the value (VALUE "
+                "parsed as JSON when it can be), "
                 "e.g. book=Iliad")]
 AclTag = Annotated[list[str] | None, Field(
     description="narrow the caller's groups to these (never widens the caller's rights)")]
