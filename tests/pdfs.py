@@ -201,7 +201,8 @@ REVERSED_LINES = ("Scrambled glyph order still reads as words.",
 
 def write_reversed_glyphs(path: Path) -> Path:
     """One paragraph whose letters are drawn one by one, last letter first (some producers
-    write glyphs in no reading order at all)."""
+    write glyphs in no reading order at all). PDFium's text page already puts such glyphs back
+    in line order; the test keeps the reader honest about it."""
     from reportlab.pdfbase.pdfmetrics import stringWidth  # type: ignore[import-untyped]
 
     c = Canvas(str(path), pagesize=letter)
