@@ -293,10 +293,14 @@ def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | 
     payload = result.to_json()
 
     def human() -> None:
+        from excerpt.cli.ask_cmd import citation_place
+
         if not result.hits:
             click.echo("no hits")
         for rank, hit in enumerate(result.hits, start=1):
-            meta = ", ".join(f"{k}={v}" for k, v in hit.node.metadata.items() if k != "language")
+            meta = (citation_place(dict(hit.node.metadata)) if "path" in hit.node.metadata
+                    else ", ".join(f"{k}={v}" for k, v in hit.node.metadata.items()
+                                   if k != "language"))
             click.echo(f"{rank:>2}. [{hit.score:.4f}] {hit.node.id}  {hit.node.title}  {meta}")
             snippet = " ".join(hit.node.text.split())
             click.echo(f"    {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
