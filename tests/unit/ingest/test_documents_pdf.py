@@ -192,6 +192,11 @@ def test_debian_manual_pages_headings_and_no_furniture(maint_guide: StructuredDo
     assert [b.text for b in doc.blocks if b.page == 8][:2] == [
         "You should be motivated to do things by yourself.",
         "Friendly cooperation is the driving force."]
+    depths = [(b.level, b.text[:22]) for b in doc.blocks if b.page in (7, 8)
+              and b.kind == "list_item"][:5]
+    assert depths == [(0, "We all are volunteers."), (1, "You cannot impose on o"),
+                      (1, "You should be motivate"), (0, "Friendly cooperation i"),
+                      (1, "Your contribution shou")]  # the list goes on past page 7's notes
     numbered = _find(doc, "1.2 Programs needed for development", "heading")  # top of page 9
     assert (numbered.level, numbered.page) == (2, 9)
     assert _find(doc, "4.1 control", "heading").page == 23  # number and title in two fonts

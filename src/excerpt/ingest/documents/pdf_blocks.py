@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from excerpt.ingest.documents.blocks import Block, BlockKind
@@ -215,15 +215,33 @@ def to_blocks(pages: list[PagePars], outline: list[OutlineEntry]) -> list[Block]
         if id(e) in levels:
             orphans[e.page].append(e)
     blocks: list[Block] = []
+    indents: list[float] = []  # bullet positions of the list being read, left to right
     for page in pages:
         pending = sorted(orphans.get(page.number, []), key=lambda e: -(e.y or 1e9))
         for para in page.paras:
             while pending and (pending[0].y is None or pending[0].y >= para.y1 - 1):
                 e = pending.pop(0)
                 blocks.append(_block(page, "heading", e.title, e.level + 1))
-            blocks.extend(_para_blocks(page, para, levels, body, words, hyphenated))
+                indents = []
+            made = _para_blocks(page, para, levels, body, words, hyphenated)
+            if len(made) == 1 and made[0].kind == "list_item":
+                made = [replace(made[0], level=_depth(indents, para.x0))]
+            elif made and made[0].kind != "footnote":  # a list goes on past the footnotes
+                indents = []
+            blocks.extend(made)
         blocks.extend(_block(page, "heading", e.title, e.level + 1) for e in pending)
     return blocks
+
+
+def _depth(indents: list[float], x0: float) -> int:
+    """A list item's depth: how many bullet positions of its list lie left of its own (a
+    list's first item seen sets depth 0; positions within 3 points are one)."""
+    for i, x in enumerate(indents):
+        if abs(x - x0) <= 3:
+            return i
+    indents.append(x0)
+    indents.sort()
+    return indents.index(x0)
 
 
 def _para_blocks(page: PagePars, para: Para, levels: dict[int, tuple[int, str]], body: float,
