@@ -66,7 +66,7 @@ def _heading(c: Canvas, text: str, y: float, size: float = 16, key: str | None =
     return y - size - 12
 
 
-def write_manual(path: Path, outline: bool = True, password: str | None = None) -> Path:
+def write_manual(path: Path, outline: bool = True, password: object = None) -> Path:
     """Four pages (labels i, 1, 2, 3): a title and "1 Introduction" with hyphenated line
     ends; "2 Two columns" over two columns whose lines and paragraph gaps line up; "3 Parts
     table" with a ruled 3x4 table and a bold "Ordering notes" line; "4 Closing" with a smaller

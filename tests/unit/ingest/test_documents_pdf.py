@@ -138,6 +138,14 @@ def test_encrypted_pdf_is_a_clear_error(tmp_path: Path) -> None:
         read(path, "locked.pdf")
 
 
+def test_pdf_locked_only_by_an_owner_password_is_read(tmp_path: Path) -> None:
+    from reportlab.lib.pdfencrypt import StandardEncryption  # type: ignore[import-untyped]
+
+    owner_only = StandardEncryption("", ownerPassword="owner", canCopy=0)
+    doc = read(write_manual(tmp_path / "owner.pdf", password=owner_only), "owner.pdf")
+    assert _find(doc, "4.1 Support", "heading").page == 4
+
+
 def test_pdf_without_text_layer_says_no_ocr(tmp_path: Path) -> None:
     path = write_image_only(tmp_path / "scan.pdf")
     with pytest.raises(InputError, match=r"scan\.pdf: .*has no text layer.*excerpt does no OCR"):
