@@ -13,7 +13,7 @@ from excerpt.ingest.beir import CORPUS_FILE, load_beir
 from excerpt.ingest.books.gutenberg import load_gutenberg, looks_like_book, looks_like_gutenberg
 from excerpt.ingest.code.bundle import load_code_bundle, looks_like_code_bundle
 from excerpt.ingest.code.source import load_code_source
-from excerpt.ingest.documents.loader import DOCUMENT_SUFFIXES, documents_loader
+from excerpt.ingest.documents.loader import DOCUMENT_SUFFIXES, document_suffix, documents_loader
 from excerpt.ingest.documents.text import load_text
 from excerpt.ingest.regulations.loader import load_hwpx, load_regulations, looks_like_regulations
 
@@ -85,8 +85,8 @@ def _detect_one(path: Path) -> str:
         return "code"
     if path.suffix.lower() == ".hwpx":
         return "hwpx"
-    if path.suffix.lower() in DOCUMENT_SUFFIXES:
-        return "documents"
+    if document_suffix(path) in DOCUMENT_SUFFIXES or path.suffix.lower() == ".gz":
+        return "documents"  # a .gz is expanded and read as what it holds
     if path.suffix.lower() == ".txt" and looks_like_gutenberg(path):
         return "gutenberg"
     if path.suffix.lower() == ".txt" and looks_like_regulations(path):
@@ -117,8 +117,8 @@ def _only_hwpx(folder: Path) -> bool:
 
 
 def _has_documents(folder: Path) -> bool:
-    """A folder of documents: it holds a PDF, Word, EPUB or HTML file."""
-    return any(path.suffix.lower() in DOCUMENT_SUFFIXES for path in walk_files(folder))
+    """A folder of documents: it holds a PDF, Word, EPUB or HTML file (or one gzipped)."""
+    return any(document_suffix(path) in DOCUMENT_SUFFIXES for path in walk_files(folder))
 
 
 def _only_gutenberg(folder: Path) -> bool:

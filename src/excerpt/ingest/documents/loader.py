@@ -12,6 +12,11 @@ How a file's format is chosen:
 4. anything else is an issue naming the file ("unsupported file type"), never a silent skip
    (hidden files and folders, such as ``.git``, are not content and are not walked).
 
+A gzip-compressed file (``policy.pdf.gz``, ``README.txt.gz``: how Debian ships its manuals)
+is expanded to a temporary file, within the import's archive limits (its size and its ratio,
+as a zip member's), and read as the file it holds; its nodes name the ``.gz`` file as their
+source and keep its name in their document id.
+
 A file named ``.pdf`` that is no PDF goes to the PDF reader, which refuses it with the
 reason. A reader module that is not part of this installation is "no reader for this format".
 Every file read or skipped is counted per format in :attr:`LoadedCorpus.formats`
@@ -22,13 +27,18 @@ relative to the folder given; a file named directly: its name).
 
 from __future__ import annotations
 
+import gzip
 import importlib
+import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
 from excerpt.errors import CorpusError, ExcerptError
+from excerpt.ingest._archive import ArchiveLimits
 from excerpt.ingest._common import (
     check_options,
     relative_id,
@@ -111,6 +121,13 @@ def documents_loader(
         return load_documents(paths, options, only)
 
     return load
+
+
+def document_suffix(path: Path) -> str:
+    """The suffix that names a file's format, a trailing ``.gz`` left aside."""
+    if path.suffix.lower() == ".gz":
+        return Path(path.stem).suffix.lower()
+    return path.suffix.lower()
 
 
 def choose_format(path: Path) -> str | None:
@@ -199,33 +216,54 @@ class _Run:
         if resolved in self.seen:  # named twice, or inside a named folder
             return
         self.seen.add(resolved)
+        if path.suffix.lower() == ".gz" and path.is_file():
+            self._gunzipped(path, doc_id, named)
+            return
+        self._dispatch(path, doc_id, named, path)
+
+    def _gunzipped(self, path: Path, doc_id: str, named: bool) -> None:
+        with tempfile.TemporaryDirectory(prefix="excerpt-gz-") as folder:
+            inner = Path(folder) / (Path(path.stem).name or "content")
+            reason = _gunzip(path, inner, self.options.archive_limits)
+            if reason is not None:
+                self._skip(path, OTHER, reason)
+                return
+            self._dispatch(inner, doc_id, named, path)
+
+    def _dispatch(self, path: Path, doc_id: str, named: bool, origin: Path) -> None:
+        """Reads ``path`` as its format; ``origin`` is the file as the user has it (the
+        ``.gz`` of an expanded file), named in issues and as the nodes' source."""
         found = choose_format(path) if path.is_file() else None
         fmt = self.only if (named and self.only) else found
         if fmt is None:
             why = "not a regular file" if not path.is_file() else _unsupported(path)
-            self._skip(path, OTHER, why)
+            self._skip(origin, OTHER, why)
         elif self.only and fmt != self.only:
-            self._skip(path, fmt, f"a {fmt} file; --format {self.only} reads only {self.only}")
+            self._skip(origin, fmt, f"a {fmt} file; --format {self.only} reads only {self.only}")
         elif "\n" in doc_id or "\r" in doc_id:
-            self._skip(path, fmt, "file name holds a line break")
+            self._skip(origin, fmt, "file name holds a line break")
         else:
-            self._read(path, doc_id, fmt)
+            self._read(path, doc_id, fmt, origin)
 
-    def _read(self, path: Path, doc_id: str, fmt: str) -> None:
+    def _read(self, path: Path, doc_id: str, fmt: str, origin: Path) -> None:
         if doc_id in self.owners:
             raise CorpusError(
                 f"two files would get the same document id {doc_id!r}: {self.owners[doc_id]} "
-                f"and {path}; load them as separate sources"
+                f"and {origin}; load them as separate sources"
             )
         read = _read_as(fmt, path, doc_id, self.options)
         if isinstance(read, str):
-            self._skip(path, fmt, read)
+            self._skip(origin, fmt, read.replace(str(path), str(origin)))
             return
         document, nodes = read
         if not nodes:
-            self._skip(path, fmt, "no text in it")
+            self._skip(origin, fmt, "no text in it")
             return
-        self.owners[doc_id] = path
+        if origin != path:  # an expanded .gz: its nodes come from the file the user has
+            source = str(origin.resolve())
+            document = replace(document, source=source)
+            nodes = [replace(n, source=source) for n in nodes]
+        self.owners[doc_id] = origin
         self.corpus.documents.append(document)
         self.corpus.nodes.extend(nodes)
         counts = self._counts(fmt)
@@ -238,6 +276,24 @@ class _Run:
 
     def _counts(self, fmt: str) -> dict[str, int]:
         return self.corpus.formats.setdefault(fmt, {"read": 0, "skipped": 0, "nodes": 0})
+
+
+def _gunzip(path: Path, target: Path, limits: ArchiveLimits) -> str | None:
+    """Expands ``path`` into ``target`` within ``limits``; why not, or None."""
+    cap = min(limits.max_member_bytes,
+              max(limits.ratio_floor_bytes, int(path.stat().st_size * limits.max_ratio)))
+    written = 0
+    try:
+        with gzip.open(path, "rb") as packed, target.open("wb") as out:
+            while chunk := packed.read(1 << 20):
+                written += len(chunk)
+                if written > cap:
+                    return (f"gzip file expands past {cap} bytes (the import's archive "
+                            "limits: size and ratio)")
+                out.write(chunk)
+    except (OSError, EOFError, zlib.error) as exc:
+        return f"not a readable gzip file: {exc}"
+    return None
 
 
 def _unsupported(path: Path) -> str:
