@@ -152,6 +152,20 @@ def test_pdf_without_text_layer_says_no_ocr(tmp_path: Path) -> None:
         read(path, "scan.pdf")
 
 
+def test_pages_without_text_are_listed(tmp_path: Path) -> None:
+    from reportlab.pdfgen.canvas import Canvas  # type: ignore[import-untyped]
+
+    c = Canvas(str(tmp_path / "mixed.pdf"))
+    c.drawString(72, 700, "The only page with text.")
+    c.showPage()
+    c.rect(72, 72, 300, 500, fill=1)  # a scanned page looks like this to a text extractor
+    c.showPage()
+    c.save()
+    doc = read(tmp_path / "mixed.pdf", "mixed.pdf")
+    assert [(b.page, b.text) for b in doc.blocks] == [(1, "The only page with text.")]
+    assert doc.metadata["pages_without_text"] == [2] and doc.metadata["pages"] == 2
+
+
 def test_truncated_and_corrupt_pdfs_are_clear_errors(tmp_path: Path) -> None:
     whole = write_manual(tmp_path / "whole.pdf")
     cut = write_truncated(tmp_path / "cut.pdf", whole)

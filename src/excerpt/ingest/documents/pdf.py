@@ -9,7 +9,8 @@ headings from the outline or the font sizes and hyphenation repaired (:mod:`.pdf
 A PDF that cannot be read is an :class:`InputError` naming the file and saying why: encrypted
 (it needs its password; excerpt does not guess), no text layer at all (a scan: excerpt does no
 OCR), or damaged (not a PDF, truncated, or PDFium cannot parse it). Pages without text in an
-otherwise readable PDF are listed in the document metadata (``pages_without_text``).
+otherwise readable PDF (scanned or damaged pages) are listed in the document metadata
+(``pages_without_text``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 from excerpt.errors import InputError
 from excerpt.ingest.documents.blocks import StructuredDoc
 from excerpt.ingest.documents.pdf_blocks import OutlineEntry, PagePars, to_blocks
-from excerpt.ingest.documents.pdf_chars import Run, page_chars, runs_of
+from excerpt.ingest.documents.pdf_chars import Char, Run, page_chars, runs_of
 from excerpt.ingest.documents.pdf_layout import Item, Table, paragraphs, reading_order
 from excerpt.ingest.documents.pdf_margins import furniture_heights, strip_furniture
 from excerpt.ingest.documents.pdf_tables import find_tables, page_rules, take_tables
@@ -97,19 +98,28 @@ def _pages(pdf: Any) -> tuple[list[PagePars], list[PageItems], list[int]]:
     items: list[PageItems] = []
     empty: list[int] = []
     for i in range(len(pdf)):
-        page = pdf[i]
-        try:
-            height = page.get_height()
-            chars = page_chars(page.get_textpage())
-            tables, rest = take_tables(chars, find_tables(*page_rules(page))) if chars else ([], [])
-        finally:
-            page.close()
+        height, chars, tables, rest = _page(pdf, i)
         label = pdf.get_page_label(i) or None
         pages.append(PagePars(i + 1, label if label != str(i + 1) else None, height, []))
         items.append((height, runs_of(rest), tables))
         if not chars:
             empty.append(i + 1)
     return pages, items, empty
+
+
+def _page(pdf: Any, index: int) -> tuple[float, list[Char], list[Table], list[Char]]:
+    """A page's height, characters, tables and the characters outside them; a page PDFium
+    cannot load counts as one without text (the others are still worth reading)."""
+    try:
+        page = pdf[index]
+    except pdfium.PdfiumError:
+        return 792.0, [], [], []
+    try:
+        chars = page_chars(page.get_textpage())
+        tables, rest = take_tables(chars, find_tables(*page_rules(page))) if chars else ([], [])
+        return page.get_height(), chars, tables, rest
+    finally:
+        page.close()
 
 
 def _gutter(runs: list[Run]) -> float:
@@ -119,6 +129,15 @@ def _gutter(runs: list[Run]) -> float:
 
 
 def _outline(pdf: Any) -> list[OutlineEntry]:
+    """The outline's entries that point at a page; none when it cannot be read (a damaged
+    outline costs the headings it would give, not the document)."""
+    try:
+        return _outline_entries(pdf)
+    except (pdfium.PdfiumError, ValueError):
+        return []
+
+
+def _outline_entries(pdf: Any) -> list[OutlineEntry]:
     out = []
     for item in pdf.get_toc(max_depth=8):
         dest = item.get_dest()
