@@ -259,3 +259,23 @@ def test_debian_policy_ligatures_labels_and_furniture(policy: StructuredDoc) -> 
     footer = re.compile(r"[\dA-Z]+(\.\d+)*\. .{1,60} \d+")  # "2.5. Priorities 11"
     footers = [b.text for b in doc.blocks if footer.fullmatch(b.text)]
     assert footers == []
+
+
+# Debian Developer's Reference (Sphinx via LaTeX, 114 pages): headings on two lines with a
+# hyphen at the break, and ruled tables.
+DEVREF = Path("/usr/share/developers-reference/developers-reference.pdf")
+
+
+@pytest.mark.slow  # 114 pages: 2-5 s
+def test_debian_developers_reference_headings_and_tables() -> None:
+    if not DEVREF.exists():
+        pytest.skip(f"{DEVREF} not found: install the Debian package developers-reference")
+    doc = read(DEVREF, "developers-reference.pdf")
+    moving = _find(doc, "5.9 Moving, removing", "heading")
+    assert moving.text == ("5.9 Moving, removing, renaming, orphaning, adopting, and "
+                           "reintroducing packages")  # two lines, "reintro-" / "ducing"
+    assert (moving.level, moving.page, moving.page_label) == (2, 50, "42")
+    backports = _find(doc, "5.15.5 How long", "heading")
+    assert backports.text.endswith("uploaded to stable-backports?")  # a real hyphen kept
+    rows = [b.text for b in doc.blocks if b.kind == "table_row" and b.page == 65]
+    assert rows[:3] == [" | alpha | arm", "testing | 1 | -", "unstable | 1 | 2"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
@@ -79,30 +80,35 @@ def _is_heading(para: Para, body: float) -> bool:
             and len(text) <= 120 and not text.rstrip().endswith((".", ":", ",", ";")))
 
 
-def heading_levels(pages: list[PagePars], body: float, outline: list[OutlineEntry]
-                   ) -> dict[int, tuple[int, str]]:
-    """Heading level and text by ``id()`` of the paragraph that is a heading."""
+Join = Callable[[list[str]], str]  # a paragraph's lines to its text
+
+
+def heading_levels(pages: list[PagePars], body: float, outline: list[OutlineEntry],
+                   join: Join) -> dict[int, tuple[int, str]]:
+    """Heading level and text by ``id()`` of the paragraph that is a heading. Below an outline,
+    a heading text set three times or more ("Tip", "Note", a part's "Table of Contents") is a
+    label, not a section."""
     levels: dict[int, tuple[int, str]] = {}
     deepest = 0
     if outline:
-        deepest = _match_outline(pages, outline, levels)
-    sizes = sorted({round(p.style.size * 2) / 2 for pg in pages for p in pg.paras
-                    if _is_heading(p, body) and p.style.size >= body * HEADING_RATIO},
-                   reverse=True)[:5]
-    for page in pages:
-        for para in page.paras:
-            if id(para) in levels or not _is_heading(para, body):
-                continue
-            size = round(para.style.size * 2) / 2
-            if outline and size < body * HEADING_RATIO:
-                continue
-            rank = sizes.index(size) if size in sizes else len(sizes)
-            levels[id(para)] = (deepest + 1 + (0 if outline else rank), " ".join(para.lines))
+        deepest = _match_outline(pages, outline, levels, join)
+    candidates = [p for pg in pages for p in pg.paras
+                  if id(p) not in levels and _is_heading(p, body)]
+    sizes = sorted({round(p.style.size * 2) / 2 for p in candidates
+                    if p.style.size >= body * HEADING_RATIO}, reverse=True)[:5]
+    seen = Counter(join(p.lines) for p in candidates)
+    for para in candidates:
+        size = round(para.style.size * 2) / 2
+        text = join(para.lines)
+        if outline and (size < body * HEADING_RATIO or seen[text] >= 3):
+            continue
+        rank = sizes.index(size) if size in sizes else len(sizes)
+        levels[id(para)] = (deepest + 1 + (0 if outline else rank), text)
     return levels
 
 
 def _match_outline(pages: list[PagePars], outline: list[OutlineEntry],
-                   levels: dict[int, tuple[int, str]]) -> int:
+                   levels: dict[int, tuple[int, str]], join: Join) -> int:
     """Mark the paragraph each outline entry names (on its page or the next), with the chapter
     label set above it ("Chapter 1", "CHAPTER" / "ONE") folded into its text; entries whose
     title is on neither page become headings of their own (see :func:`to_blocks`). Returns
@@ -114,10 +120,10 @@ def _match_outline(pages: list[PagePars], outline: list[OutlineEntry],
             page = by_number.get(number)
             if page is None or not want:
                 continue
-            place = _find_title(page, want, levels)
+            place = _find_title(page, want, levels, join)
             if place is not None:
                 found, count = place
-                text = " ".join(" ".join(p.lines) for p in page.paras[found:found + count])
+                text = join([line for p in page.paras[found:found + count] for line in p.lines])
                 for label in _labels_before(page, found, levels):
                     text = " ".join(label.lines) + " " + text
                     levels[id(label)] = (0, "")
@@ -145,7 +151,7 @@ def _labels_before(page: PagePars, found: int, levels: dict[int, tuple[int, str]
     return []
 
 
-def _find_title(page: PagePars, want: str, levels: dict[int, tuple[int, str]]
+def _find_title(page: PagePars, want: str, levels: dict[int, tuple[int, str]], join: Join
                 ) -> tuple[int, int] | None:
     """Where the title ``want`` (normalised) is set on the page: the index of its paragraph and
     how many paragraphs it takes (two when its second line stands apart, as a right-aligned
@@ -154,14 +160,23 @@ def _find_title(page: PagePars, want: str, levels: dict[int, tuple[int, str]]
     for i, para in enumerate(page.paras):
         if not usable[i]:
             continue
-        have = _norm(" ".join(para.lines))
+        have = _norm(join(para.lines))
         if _names(have, want):
             return i, 1
-        if have and have in want and i + 1 < len(page.paras) and usable[i + 1]:
-            both = have + " " + _norm(" ".join(page.paras[i + 1].lines))
-            if _names(both, want):
-                return i, 2
+        pair = para.lines + page.paras[i + 1].lines if i + 1 < len(page.paras) else []
+        if (pair and usable[i + 1] and want.startswith(_unnumbered(have))
+                and _names(_norm(join(pair)), want)):
+            return i, 2
     return None
+
+
+def _unnumbered(text: str) -> str:
+    """A normalised heading without its number ("5 9 moving" -> "moving"); a title's first
+    line must begin the title for its second line to be looked for."""
+    words = text.split()
+    while words and (words[0].isdigit() or len(words[0]) == 1):
+        words.pop(0)
+    return " ".join(words) or "\0"
 
 
 def _names(have: str, want: str) -> bool:
@@ -208,8 +223,9 @@ def _keeps_hyphen(left: str, right: str, words: Counter[str], hyphenated: set[st
 def to_blocks(pages: list[PagePars], outline: list[OutlineEntry]) -> list[Block]:
     """Every page's paragraphs as blocks, in page order."""
     body = body_size(pages)
-    levels = heading_levels(pages, body, outline)
     words, hyphenated = vocabulary(pages)
+    levels = heading_levels(pages, body, outline,
+                            lambda lines: join_lines(lines, words, hyphenated))
     orphans = {e.page: [] for e in outline}  # type: dict[int, list[OutlineEntry]]
     for e in outline:
         if id(e) in levels:

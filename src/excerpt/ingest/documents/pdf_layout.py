@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from excerpt.ingest.documents.pdf_chars import SPACE_EM, Run, Style
 
 _BULLET = re.compile(r"^([•◦▪‣∙·\-–—*]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
+_NUMBERED = re.compile(r"^([A-Z]|\d{1,3})(\.\d{1,3})+\.?\s")  # "5.9 Moving …", "A.1 …"
 _MIN_SIDE = 0.12  # a column is at least this share of the page's text width
 
 
@@ -226,7 +227,7 @@ def _continues(para: Para, prev: Run, run: Run) -> bool:
     if para.style.mono:
         return True
     indent = run.x0 - para.x0
-    hanging = bool(_BULLET.match(para.lines[0]))
+    hanging = bool(_BULLET.match(para.lines[0]) or _NUMBERED.match(para.lines[0]))
     if indent > 0.8 * size and not hanging:
         return False
     return not _BULLET.match(run.text) or para.style.mono
