@@ -7,6 +7,11 @@ random unit vectors of dimension 384 (dense quality is meaningless here; cost is
 segment is built with the production writer and published through the production store; queries
 are 2-5 words drawn from the same law and run through the engine, query embedding (MiniLM)
 included for hybrid.  Reported: build seconds, segment bytes, search p50/p95, resident memory.
+
+BM25 is measured twice on the same segment in one process, ``--repeat`` times alternating:
+exhaustive (every match scored) and with block-max pruning (retrieve/pruning.py), and the two
+rankings are checked equal (ids and scores) on every query; medians over repeats are reported.
+``--modes bm25`` skips hybrid.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import psutil
 
 from excerpt.engine import Engine
 from excerpt.evaluate.metrics import latency_summary
+from excerpt.retrieve import lexical
 from excerpt.store.base import SnapshotPayload
 from excerpt.store.segment import write_segment
 from excerpt.store.sqlite import SQLiteStore
@@ -69,17 +75,46 @@ def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
     engine = Engine(home)
     filters, who = Filters(collection="scale"), Principal(frozenset({"team"}))
     engine.search(queries[0], filters, who, mode, 10)  # type: ignore[arg-type]  # warm-up
-    lat, stages = [], {}
+    lat: list[float] = []
+    stages: dict[str, list[float]] = {}
+    rankings = []
     for q in queries:
         t = time.perf_counter()
         result = engine.search(q, filters, who, mode, 10)  # type: ignore[arg-type]
         lat.append((time.perf_counter() - t) * 1000)
+        rankings.append(result.ranking)
         for stage, ms in result.timings_ms.items():
             stages.setdefault(stage, []).append(ms)
     rss = psutil.Process().memory_info().rss
     engine.close()
     return {"latency_ms": latency_summary(lat), "rss_mb": rss / 2**20,
-            "stage_p50_ms": {k: round(float(np.median(v)), 2) for k, v in stages.items()}}
+            "stage_p50_ms": {k: round(float(np.median(v)), 2) for k, v in stages.items()},
+            "rankings": rankings}
+
+
+def measure_bm25(home: Path, queries: list[str], repeat: int) -> dict[str, Any]:
+    """Exhaustive and pruned BM25, alternating ``repeat`` times; rankings must be equal."""
+    runs: dict[str, list[dict[str, Any]]] = {"bm25_exhaustive": [], "bm25": []}
+    saved = lexical.PRUNE_FROM
+    try:
+        for _ in range(repeat):
+            for name, prune_from in (("bm25_exhaustive", 2**62), ("bm25", saved)):
+                lexical.PRUNE_FROM = prune_from
+                runs[name].append(measure(home, queries, "bm25"))
+    finally:
+        lexical.PRUNE_FROM = saved
+    same = all(r["rankings"] == runs["bm25_exhaustive"][0]["rankings"]
+               for rs in runs.values() for r in rs)
+    out: dict[str, Any] = {"pruned_equals_exhaustive": same}
+    for name, rs in runs.items():
+        out[name] = {
+            "p50_ms": float(np.median([r["latency_ms"]["p50"] for r in rs])),
+            "p95_ms": float(np.median([r["latency_ms"]["p95"] for r in rs])),
+            "p50_ms_runs": [round(r["latency_ms"]["p50"], 2) for r in rs],
+            "p95_ms_runs": [round(r["latency_ms"]["p95"], 2) for r in rs],
+            "rss_mb": max(r["rss_mb"] for r in rs),
+            "stage_p50_ms": rs[-1]["stage_p50_ms"]}
+    return out
 
 
 def main() -> int:
@@ -88,6 +123,10 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=Path("bench/out/scale"))
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--repeat", type=int, default=3, help="BM25 runs per variant")
+    parser.add_argument("--modes", default="bm25,hybrid")
+    parser.add_argument("--reuse", action="store_true",
+                        help="Search the home a previous run built (same --nodes)")
     args = parser.parse_args()
     rows = []
     rng = np.random.default_rng(42)
@@ -95,10 +134,16 @@ def main() -> int:
                for _ in range(args.queries)]
     for n in args.nodes or [100_000]:
         home = args.out / f"home-{n}"
-        shutil.rmtree(home, ignore_errors=True)
-        row: dict[str, Any] = {"nodes": n, **build(home, n)}
-        for mode in ("bm25", "hybrid"):
-            row[mode] = measure(home, queries, mode)
+        row: dict[str, Any] = {"nodes": n}
+        if not args.reuse:
+            shutil.rmtree(home, ignore_errors=True)
+            row.update(build(home, n))
+        modes = args.modes.split(",")
+        if "bm25" in modes:
+            row.update(measure_bm25(home, queries, args.repeat))
+        if "hybrid" in modes:
+            row["hybrid"] = measure(home, queries, "hybrid")
+            del row["hybrid"]["rankings"]
         print(json.dumps(row), flush=True)
         rows.append(row)
     if args.json:

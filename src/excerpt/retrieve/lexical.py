@@ -106,17 +106,27 @@ def _visible_postings(part: ViewPart, term: str) -> tuple[IntArray, FloatArray] 
 
 def _contributions(part: ViewPart, terms: list[tuple[str, IntArray, FloatArray, float]],
                    avgdl: float, k1: float, b: float) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """Every (node, qtf x idf x term weight) of the terms' postings, term after term.  The
+    float32 weight is :func:`term_weight`'s to the bit (its length part comes from
+    ``Segment.length_norm``), its product with the float64 term weight is float64."""
+    norm = part.segment.length_norm(avgdl, k1, b)
+    if len(terms) == 1:
+        _, docs, tf, weight = terms[0]
+        return docs, (tf / (tf + norm[docs])).astype(np.float64) * weight
     docs = np.concatenate([t[1] for t in terms])
     tf = np.concatenate([t[2] for t in terms])
     weights = np.repeat([t[3] for t in terms], [len(t[1]) for t in terms])
-    return docs, weights * term_weight(tf, part.segment.doc_len[docs], avgdl, k1, b)
+    return docs, weights * (tf / (tf + norm[docs]))
 
 
 def _score_part(part: ViewPart, terms: list[tuple[str, IntArray, FloatArray, float]],
                 avgdl: float, k1: float, b: float) -> npt.NDArray[np.float32]:
     if not terms:
         return np.full(part.segment.size, -np.inf, dtype=np.float32)
-    docs, contrib = _contributions(part, terms, avgdl, k1, b)
+    docs = np.concatenate([t[1] for t in terms])
+    tf = np.concatenate([t[2] for t in terms])
+    weights = np.repeat([t[3] for t in terms], [len(t[1]) for t in terms])
+    contrib = weights * term_weight(tf, part.segment.doc_len[docs], avgdl, k1, b)
     scores = np.bincount(docs, contrib, minlength=part.segment.size).astype(np.float32)
     # Every BM25 contribution is > 0 (Lucene's idf is positive), so 0 means "no term matched".
     scores[scores == 0] = -np.inf
@@ -143,15 +153,16 @@ def search_bm25(
 ) -> list[Candidate]:
     """The exhaustive top ``depth`` (ties by id), scored as :func:`bm25_scores` scores; parts
     of at least ``prune_from`` nodes (default :data:`PRUNE_FROM`, read at each call) whose
-    segment has block maxima skip the blocks that cannot
-    reach it (retrieve/pruning.py)."""
+    segment has block maxima skip the nodes that cannot reach it (retrieve/pruning.py).  A
+    one-term query is not pruned: its exhaustive pass has no sum and beat pruning at 1M."""
     avgdl = view.avg_length
     prune_from = PRUNE_FROM if prune_from is None else prune_from
-    matches = [
-        pruned_matches(part, terms, avgdl, k1, b, depth)
-        if terms and part.segment.size >= prune_from and part.segment.block_shift is not None
-        else _part_matches(part, terms, avgdl, k1, b)
-        for part, terms in zip(view.parts, gather(view, query_tokens), strict=True)]
+    matches = []
+    for part, terms in zip(view.parts, gather(view, query_tokens), strict=True):
+        found = (pruned_matches(part, terms, avgdl, k1, b, depth)
+                 if len(terms) > 1 and part.segment.size >= prune_from
+                 and part.segment.block_shift is not None else None)
+        matches.append(_part_matches(part, terms, avgdl, k1, b) if found is None else found)
     return rank_matches(view, matches, depth)
 
 

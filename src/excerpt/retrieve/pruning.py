@@ -20,7 +20,7 @@ rounding of an actual score can never exceed its block's bound.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -31,16 +31,11 @@ from excerpt.store.segment import Blocks
 SLACK = 1e-5
 FIRST_ROUND = 8  # blocks scored before there is a threshold; each round after is GROWTH x
 GROWTH = 4
+MAXSCORE = True  # after the first threshold, MaxScore over the remaining blocks
 
 Term = tuple[str, npt.NDArray[np.int32], npt.NDArray[np.float32], float]
 """(term, visible postings' ordinals, their tf, query weight = qtf x idf)."""
 Float64 = npt.NDArray[np.float64]
-
-
-def _weights(tf: npt.NDArray[np.float32], length: npt.NDArray[np.float32], avgdl: float,
-             k1: float, b: float) -> npt.NDArray[np.float32]:
-    """retrieve/lexical.py's ``term_weight``, repeated to avoid an import cycle."""
-    return np.asarray(tf / (tf + k1 * (1.0 - b + b * length / avgdl)), dtype=np.float32)
 
 
 class _Exact(NamedTuple):
@@ -58,8 +53,10 @@ class _Query:
                  b: float) -> None:
         seg = part.segment
         self.part, self.avgdl, self.k1, self.b = part, avgdl, k1, b
+        self.norm = seg.length_norm(avgdl, k1, b)
         self.shift = int(seg.block_shift or 0)
         self.bound: Float64 = np.zeros((seg.size >> self.shift) + 1, dtype=np.float64)
+        self.upper: list[float] = []  # per term, its largest weight anywhere (with SLACK)
         self.terms = [self._add(term, docs, tf, weight) for term, docs, tf, weight in terms]
         self.bound *= 1.0 + SLACK
 
@@ -68,49 +65,126 @@ class _Query:
         """Add the term's bound per block; keep what scoring it needs later."""
         blocks = self.part.segment.blocks(term)
         if blocks is None or len(docs) < len(blocks.ids):  # short, or few visible: exact
-            contrib = _weights(tf, self.part.segment.doc_len[docs], self.avgdl, self.k1,
-                               self.b).astype(np.float64) * weight
+            contrib = (tf / (tf + self.norm[docs])).astype(np.float64) * weight
             block = docs >> self.shift
             if len(block):
                 first = np.flatnonzero(np.diff(block, prepend=-1))
                 self.bound[block[first]] += np.maximum.reduceat(contrib, first)
+            self.upper.append(float(contrib.max(initial=0.0)) * (1.0 + SLACK))
             return _Exact(docs, block, contrib), weight
         lengths = blocks.min_len.astype(np.float64)
         tf_max = blocks.max_tf.astype(np.float64)
-        self.bound[blocks.ids] += weight * tf_max / (
+        per_block = weight * tf_max / (
             tf_max + self.k1 * (1.0 - self.b + self.b * lengths / self.avgdl))
+        self.bound[blocks.ids] += per_block
+        self.upper.append(float(per_block.max()) * (1.0 + SLACK))
         return blocks, weight
 
-    def score(self, chosen: npt.NDArray[np.bool_]) -> Matches:
-        """Exact scores of the visible matches in the chosen blocks."""
+    def _visible(self, held: _Exact | Blocks, weight: float, allowed: npt.NDArray[np.bool_]
+                 ) -> tuple[npt.NDArray[np.int64], Float64]:
+        """The term's visible (node, contribution) in the ``allowed`` blocks, node order."""
+        if isinstance(held, _Exact):
+            keep = allowed[held.block]
+            return held.docs[keep].astype(np.int64), held.contrib[keep]
+        seg = self.part.segment
+        wanted = allowed[held.ids]
+        if np.count_nonzero(wanted) * 2 > len(wanted):  # most blocks: filter the whole list
+            start, end = int(held.start[0]), int(held.end[-1])
+            docs, tf = seg.post_docs[start:end], seg.post_tf[start:end]
+            keep = allowed[docs >> self.shift]
+            docs, tf = docs[keep], tf[keep]
+        else:
+            at = _ranges(held.start, held.end, wanted)
+            docs, tf = seg.post_docs[at], seg.post_tf[at]
+        if self.part.visible != seg.size:
+            visible = self.part.mask[docs]
+            docs, tf = docs[visible], tf[visible]
+        return docs.astype(np.int64), (tf / (tf + self.norm[docs])).astype(np.float64) * weight
+
+    def partial(self, which: list[int], allowed: npt.NDArray[np.bool_]
+                ) -> tuple[npt.NDArray[np.int64], Float64]:
+        """Nodes of the ``allowed`` blocks holding one of the terms ``which`` (indexes into
+        the query's terms), increasing, with the sum of those terms' contributions."""
+        got = [self._visible(*self.terms[t], allowed) for t in which]
+        if len(got) == 1:
+            return got[0]
+        sums = np.bincount(np.concatenate([g[0] for g in got]),
+                           np.concatenate([g[1] for g in got]))
+        docs = np.flatnonzero(sums != 0)
+        return docs, np.asarray(sums[docs], dtype=np.float64)
+
+    def short_docs(self) -> npt.NDArray[np.int64]:
+        """The visible nodes holding a term scored node by node, increasing."""
+        short = [held.docs for held, _ in self.terms if isinstance(held, _Exact)]
+        if not short:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate(short)).astype(np.int64)
+
+    def exact(self, docs: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """Exact scores of visible ``docs`` (increasing): each term's contribution looked up
+        in its postings and added in the query's term order from 0.0, as ``np.bincount``
+        adds them in the exhaustive path, then cast to float32."""
+        acc = np.zeros(len(docs), dtype=np.float64)
+        for t in range(len(self.terms)):
+            hit, contrib = self.lookup(t, docs)
+            acc[hit] += contrib
+        return acc.astype(np.float32)
+
+    def lookup(self, t: int, docs: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.bool_],
+                                                                    Float64]:
+        """Which of visible ``docs`` (increasing) hold term ``t``, and its contributions."""
+        held, weight = self.terms[t]
+        seg = self.part.segment
+        if isinstance(held, _Exact):
+            post, base = held.docs, 0
+        else:
+            base = int(held.start[0])
+            post = seg.post_docs[base:int(held.end[-1])]
+        if not len(post) or not len(docs):
+            return np.zeros(len(docs), dtype=bool), np.zeros(0, dtype=np.float64)
+        pos = np.minimum(np.searchsorted(post, docs), len(post) - 1)
+        hit = post[pos] == docs
+        if isinstance(held, _Exact):
+            return hit, held.contrib[pos[hit]]
+        tf = seg.post_tf[base + pos[hit]]
+        return hit, (tf / (tf + self.norm[docs[hit]])).astype(np.float64) * weight
+
+
+    def score(self, chosen: npt.NDArray[np.intp]) -> Matches:
+        """Exact scores of the visible matches in the ``chosen`` blocks (increasing)."""
+        local = np.full(len(self.bound), -1, dtype=np.int64)  # block -> its rank in chosen
+        local[chosen] = np.arange(len(chosen))
         docs_all, contrib_all = [], []
-        seg, mask = self.part.segment, self.part.mask
+        seg, mask, shift = self.part.segment, self.part.mask, self.shift
         masked = self.part.visible != seg.size
         for held, weight in self.terms:
             if isinstance(held, _Exact):
-                keep = chosen[held.block]
+                keep = local[held.block] >= 0
                 docs_all.append(held.docs[keep])
                 contrib_all.append(held.contrib[keep])
                 continue
-            sel = np.flatnonzero(chosen[held.ids])
-            at = _ranges(held.start[sel], held.end[sel])
+            at = _ranges(held.start, held.end, local[held.ids] >= 0)
             docs, tf = seg.post_docs[at], seg.post_tf[at]
             if masked:
                 visible = mask[docs]
                 docs, tf = docs[visible], tf[visible]
             docs_all.append(docs)
-            contrib_all.append(_weights(tf, seg.doc_len[docs], self.avgdl, self.k1, self.b)
-                               .astype(np.float64) * weight)
-        docs = np.concatenate(docs_all)
+            contrib_all.append((tf / (tf + self.norm[docs])).astype(np.float64) * weight)
+        docs = np.concatenate(docs_all).astype(np.int64)
         if not len(docs):
             return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
-        ordinals, inverse = np.unique(docs, return_inverse=True)
-        sums = np.bincount(inverse, np.concatenate(contrib_all), minlength=len(ordinals))
-        return ordinals.astype(np.intp), sums.astype(np.float32)
+        low = (1 << shift) - 1
+        slot = local[docs >> shift] << shift | (docs & low)  # position among chosen blocks
+        sums = np.bincount(slot, np.concatenate(contrib_all))
+        hit = np.flatnonzero(sums != 0)
+        ordinals = chosen[hit >> shift].astype(np.int64) << shift | (hit & low)
+        return ordinals.astype(np.intp), sums[hit].astype(np.float32)
 
 
-def _ranges(starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """The positions of every [start, end) range, concatenated, in order."""
+def _ranges(starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
+            keep: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """The positions of every kept [start, end) range, concatenated, in order."""
+    starts, ends = starts[keep], ends[keep]
     lengths = ends - starts
     total = int(lengths.sum())
     if total == 0:
@@ -120,28 +194,90 @@ def _ranges(starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]) -> npt.N
 
 
 def pruned_matches(part: ViewPart, terms: Sequence[Term], avgdl: float, k1: float, b: float,
-                   depth: int) -> Matches:
+                   depth: int) -> Matches | None:
     """The part's matches holding its exact top ``depth`` (ties at the cut included), with
-    their exact scores; blocks that cannot reach the top are skipped."""
+    their exact scores; blocks and nodes that cannot reach the top are skipped.  None when
+    pruning cannot skip enough to pay: the caller scores the part exhaustively.
+
+    The nodes holding a term with short postings are scored first (a rare word's nodes
+    usually make the top and give a high threshold at once), then the blocks of best bound
+    until there is a threshold, then MaxScore over the rest."""
     query = _Query(part, terms, avgdl, k1, b)
     bound = query.bound
     order = np.flatnonzero(bound > 0)
     order = order[np.argsort(-bound[order], kind="stable")]
-    found: list[Matches] = []
-    scored, threshold, at, size, growth = 0, -np.inf, 0, FIRST_ROUND, GROWTH
+    seeds = query.short_docs()
+    found: list[Matches] = [(seeds.astype(np.intp), query.exact(seeds))]
+    scored, at, size, growth = len(seeds), 0, FIRST_ROUND, GROWTH
+    threshold = _kth(found[0][1], depth)
     while at < len(order):
         batch = order[at:at + size]
         batch = batch[bound[batch] >= threshold]  # bounds decrease: a prefix
         if not len(batch):
             break
-        chosen = np.zeros(len(bound), dtype=bool)
-        chosen[batch] = True
-        found.append(query.score(chosen))
+        found.append(_without(query.score(np.sort(batch)), seeds))
         scored += len(found[-1][0])
+        at, size = at + size, size * growth
         if scored >= depth:
             values = np.concatenate([f[1] for f in found])
-            threshold = float(np.partition(values, scored - depth)[scored - depth])
-        at, size = at + size, size * growth
-    if not found:
-        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
+            threshold = _kth(values, depth)
+            if at < len(order) and MAXSCORE:
+                rest = _maxscore(query, np.sort(order[:at]), values, threshold, depth, seeds)
+                if rest is None:  # every term needed: scoring all that is left costs less
+                    return None  # in one exhaustive pass than in rounds of blocks
+                found.append(rest)
+                break
     return (np.concatenate([f[0] for f in found]), np.concatenate([f[1] for f in found]))
+
+
+def _kth(values: npt.NDArray[np.floating], depth: int) -> float:
+    """The depth-th largest value (-inf when fewer): the least score a top node has."""
+    if len(values) < depth:
+        return -np.inf
+    return float(np.partition(values, len(values) - depth)[len(values) - depth])
+
+
+def _without(matches: tuple[npt.NDArray[np.integer], npt.NDArray[np.floating]],
+             seeds: npt.NDArray[np.int64]) -> Any:
+    """``matches`` without the nodes already scored as seeds (each node counts once)."""
+    docs, values = matches
+    if not len(seeds) or not len(docs):
+        return docs, values
+    pos = np.minimum(np.searchsorted(seeds, docs), len(seeds) - 1)
+    keep = seeds[pos] != docs
+    return docs[keep], values[keep]
+
+
+def _maxscore(query: _Query, done: npt.NDArray[np.intp], values: npt.NDArray[np.float32],
+              threshold: float, depth: int, seeds: npt.NDArray[np.int64]) -> Matches | None:
+    """MaxScore over the blocks not yet scored (``done`` are): the terms whose bounds sum
+    below the threshold cannot make a top node alone, so only nodes holding one of the others
+    are candidates; a candidate whose partial score plus those bounds stays below the
+    threshold is dropped; the rest are scored exactly.  None: every term is needed."""
+    upper = np.asarray(query.upper)
+    by_upper = np.argsort(upper, kind="stable")
+    sums = np.cumsum(upper[by_upper])
+    optional = int(np.searchsorted(sums, threshold, side="left"))
+    if optional == 0:
+        return None
+    rest = float(sums[optional - 1])
+    allowed = query.bound >= threshold
+    allowed[done] = False
+    docs, partial = _without(query.partial([int(t) for t in by_upper[optional:]], allowed),
+                             seeds)
+    # Partial scores are lower bounds of distinct nodes' scores too.
+    threshold = max(threshold, _kth(np.concatenate([values.astype(np.float64), partial]),
+                                    depth))
+    keep = (partial + rest) * (1.0 + SLACK) >= threshold
+    docs, partial = docs[keep], partial[keep]
+    for j in range(optional - 1, -1, -1):  # optional terms, largest bound first
+        if len(docs) <= 4 * depth:
+            break
+        hit, contrib = query.lookup(int(by_upper[j]), docs)
+        partial[hit] += contrib
+        rest = float(sums[j - 1]) if j else 0.0
+        threshold = max(threshold, _kth(np.concatenate([values.astype(np.float64), partial]),
+                                        depth))
+        keep = (partial + rest) * (1.0 + SLACK) >= threshold
+        docs, partial = docs[keep], partial[keep]
+    return docs.astype(np.intp), query.exact(docs)

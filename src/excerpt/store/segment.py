@@ -234,6 +234,7 @@ class Segment:
         self.meta: dict[str, Any] = json.loads((folder / "meta.json").read_text("utf-8"))
         self._masks: dict[Principal, BoolArray] = {}
         self._stats: dict[Principal, tuple[int, float]] = {}
+        self._norms: dict[tuple[float, float, float], FloatArray] = {}
         self._arrays: dict[str, npt.NDArray[Any]] = {}
 
     def _load(self, name: str) -> npt.NDArray[Any]:
@@ -381,6 +382,19 @@ class Segment:
             mask = self._compute_visible(principal)
             self._masks[principal] = mask
         return mask
+
+    def length_norm(self, avgdl: float, k1: float, b: float) -> FloatArray:
+        """Per node, BM25's ``k1 * (1 - b + b * |d| / avgdl)`` in float32, computed as
+        retrieve/lexical.py's ``term_weight`` computes it (so to the same bits), once per
+        view statistics: a query then pays one gather and two operations per posting."""
+        key = (avgdl, k1, b)
+        norm = self._norms.get(key)
+        if norm is None:
+            if len(self._norms) >= 8:
+                self._norms.clear()
+            norm = np.asarray(k1 * (1.0 - b + b * self.doc_len / avgdl), dtype=np.float32)
+            self._norms[key] = norm
+        return norm
 
     def visible_stats(self, principal: Principal) -> tuple[int, float]:
         """(nodes the principal may see, their total length), counted once per principal like
