@@ -6,6 +6,7 @@ is not in the shared data."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +50,7 @@ def test_bm25_on_scifact_is_the_exhaustive_ranking(
         language = detect_language(text)
         tokens = analyze(text, language)
         plan = understand(text, language, engine.settings.query_lexicon, tokens)
-        weights = plan.weights(tokens, lambda t, lang=language: analyze(t, lang),
+        weights = plan.weights(tokens, partial(analyze, language=language),
                                engine.settings.expansion_weight)
         want = exhaustive(view, weights, k1, b)
         for prune_from in (0, None):  # pruning forced on every query, and the default
