@@ -5,6 +5,7 @@ long generated book for timing."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from reportlab.lib import colors  # type: ignore[import-untyped]
@@ -162,11 +163,12 @@ def write_book(path: Path, pages: int = 300) -> Path:
         if p % 10 == 1:
             y = _heading(c, f"Chapter {p // 10 + 1}", y, size=18)
         if p % 2 == 0:
-            y = _heading(c, f"{p // 10 + 1}.{p % 10} Section on page {p}", y, size=13)
+            title = _line(p, -1, 3).capitalize()
+            y = _heading(c, f"{p // 10 + 1}.{p % 10} {title}", y, size=13)
         rows = int((y - 70) // LEADING)
         if p % 5 == 0:
-            _lines(c, [_line(p, i, 7) for i in range(rows)], LEFT, y)
-            _lines(c, [_line(p, i + rows, 7) for i in range(rows)], 320, y)
+            _lines(c, [_line(p, i, 5) for i in range(rows)], LEFT, y)
+            _lines(c, [_line(p, i + rows, 5) for i in range(rows)], 320, y)
         else:
             _lines(c, [None if i % 9 == 8 else _line(p, i, 14) for i in range(rows)], LEFT, y)
         c.showPage()
@@ -175,8 +177,10 @@ def write_book(path: Path, pages: int = 300) -> Path:
 
 
 def _line(page: int, row: int, words: int) -> str:
-    start = (page * 7 + row * 3) % len(_WORDS)
-    return " ".join(_WORDS[(start + k) % len(_WORDS)] for k in range(words))
+    """A line of the book: words drawn by a generator seeded with its place, so no line
+    repeats at the same height on other pages (that is what a running header does)."""
+    pick = random.Random(page * 1000 + row)
+    return " ".join(pick.choice(_WORDS) for _ in range(words))
 
 
 def write_offset_columns(path: Path) -> Path:

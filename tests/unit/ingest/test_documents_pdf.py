@@ -104,6 +104,24 @@ def test_running_header_footer_and_page_numbers_are_gone(manual: StructuredDoc) 
         assert not re.search(r"Page \d of 4", block.text), block.text
 
 
+def test_headings_at_the_same_place_on_every_page_are_no_running_header(tmp_path: Path) -> None:
+    from reportlab.pdfgen.canvas import Canvas  # type: ignore[import-untyped]
+
+    c = Canvas(str(tmp_path / "parts.pdf"))
+    for n in range(1, 5):
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 800, "Running header")
+        c.setFont("Helvetica-Bold", 16)
+        c.drawString(72, 760, f"Part {n}")  # in the top margin, same text but its number
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 700, f"Body text of part {n}.")
+        c.showPage()
+    c.save()
+    doc = read(tmp_path / "parts.pdf", "parts.pdf")
+    assert [(b.kind, b.text) for b in doc.blocks if b.page == 3] == [
+        ("heading", "Part 3"), ("paragraph", "Body text of part 3.")]
+
+
 def test_line_end_hyphens_are_repaired_but_real_hyphens_stay(manual: StructuredDoc) -> None:
     text = _find(manual, "This manual gives").text
     assert "practical information about widgets" in text

@@ -12,9 +12,11 @@ of contents whose page numbers line up on three pages makes no such height.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from excerpt.ingest.documents.pdf_blocks import HEADING_RATIO
 from excerpt.ingest.documents.pdf_chars import Run
 
 MARGIN = 0.12  # share of the page height at the top and at the bottom
@@ -45,17 +47,30 @@ def _key(text: str) -> str:
     return " ".join(_DIGITS.sub("#", text.lower()).split())
 
 
-def furniture_heights(pages: Sequence[tuple[float, list[Run]]]) -> dict[str, list[float]]:
+@dataclass
+class Furniture:
+    """Where a document's headers and footers stand (heights per zone), and the font size above
+    which a run is a heading, never furniture, however often it repeats."""
+
+    heights: dict[str, list[float]]
+    larger: float
+
+
+def furniture_heights(pages: Sequence[tuple[float, list[Run]]]) -> Furniture:
     """Heights (per zone) at which headers, footers or page numbers stand, from all pages
     (each given as its height and its runs): a height where texts that repeat (each on
     :data:`_REPEATS` pages or more) stand on at least :data:`_SHARE` of the pages. A table of
-    contents whose page numbers line up at the top of three pages makes no such height."""
+    contents whose page numbers line up at the top of three pages makes no such height, nor
+    do headings (set larger than the body text) that sit at the top of many pages."""
+    sizes = Counter(round(run.size) for _, runs in pages for run in runs)
+    larger = HEADING_RATIO * (sizes.most_common(1)[0][0] if sizes else 10.0)
     seen: dict[tuple[str, str], list[tuple[int, float]]] = defaultdict(list)
     for number, (height, runs) in enumerate(pages):
         for run in runs:
             where = zone(run, height)
             if where is not None and (
-                is_page_number(run.text) or re.search(r"[^\W\d_]{2}", run.text)
+                is_page_number(run.text)
+                or (run.size <= larger and re.search(r"[^\W\d_]{2}", run.text))
             ):
                 seen[(where, _key(run.text))].append((number, run.mid_y))
     need = min(_REPEATS, max(2, len(pages)))
@@ -72,18 +87,18 @@ def furniture_heights(pages: Sequence[tuple[float, list[Run]]]) -> dict[str, lis
     for (where, bucket), numbers in bands.items():
         if len(numbers) >= max(need, _SHARE * len(pages)):
             heights[where].append(bucket * _SAME_Y)
-    return heights
+    return Furniture(heights, larger)
 
 
-def strip_furniture(height: float, runs: list[Run], heights: dict[str, list[float]]
-                    ) -> list[Run]:
+def strip_furniture(height: float, runs: list[Run], furniture: Furniture) -> list[Run]:
     """The page's runs without its header, footer and page number."""
     kept = []
     for run in runs:
         where = zone(run, height)
         if where is not None and (
             is_page_number(run.text)
-            or any(abs(run.mid_y - y) <= _SAME_Y * 1.5 for y in heights[where])
+            or (run.size <= furniture.larger
+                and any(abs(run.mid_y - y) <= _SAME_Y * 1.5 for y in furniture.heights[where]))
         ):
             continue
         kept.append(run)
