@@ -122,6 +122,25 @@ def test_headings_at_the_same_place_on_every_page_are_no_running_header(tmp_path
         ("heading", "Part 3"), ("paragraph", "Body text of part 3.")]
 
 
+def test_margins_are_measured_in_the_crop_box(tmp_path: Path) -> None:
+    from reportlab.pdfgen.canvas import Canvas  # type: ignore[import-untyped]
+
+    c = Canvas(str(tmp_path / "crop.pdf"), pagesize=(612, 1000))
+    for n in range(1, 5):
+        c.setCropBox((0, 200, 612, 1000))  # the visible page is y 200..1000
+        c.setFont("Helvetica", 9)
+        c.drawString(72, 980, "Running header text")
+        c.drawString(300, 210, str(n))  # the page number, at the visible bottom
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 900, f"Body line one of page {n}.")
+        c.drawString(72, 400, f"Body line low on page {n}.")
+        c.showPage()
+    c.save()
+    doc = read(tmp_path / "crop.pdf", "crop.pdf")
+    assert [b.text for b in doc.blocks if b.page == 2] == [
+        "Body line one of page 2.", "Body line low on page 2."]
+
+
 def test_line_end_hyphens_are_repaired_but_real_hyphens_stay(manual: StructuredDoc) -> None:
     text = _find(manual, "This manual gives").text
     assert "practical information about widgets" in text

@@ -117,7 +117,12 @@ def _page(pdf: Any, index: int) -> tuple[float, list[Char], list[Table], list[Ch
     try:
         chars = page_chars(page.get_textpage())
         tables, rest = take_tables(chars, find_tables(*page_rules(page))) if chars else ([], [])
-        return page.get_height(), chars, tables, rest
+        _, bottom, _, top = page.get_bbox()
+        if bottom:  # a crop box above y=0: heights are measured from the visible bottom
+            boxes: list[Char | Table] = [*chars, *tables]
+            for box in boxes:
+                box.y0, box.y1 = box.y0 - bottom, box.y1 - bottom
+        return top - bottom, chars, tables, rest
     finally:
         page.close()
 
