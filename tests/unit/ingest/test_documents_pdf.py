@@ -8,6 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from reportlab.lib.pdfencrypt import StandardEncryption  # type: ignore[import-untyped]
+from reportlab.pdfgen.canvas import Canvas  # type: ignore[import-untyped]
 from tests.pdfs import (
     HEADER,
     REVERSED_LINES,
@@ -105,8 +107,6 @@ def test_running_header_footer_and_page_numbers_are_gone(manual: StructuredDoc) 
 
 
 def test_headings_at_the_same_place_on_every_page_are_no_running_header(tmp_path: Path) -> None:
-    from reportlab.pdfgen.canvas import Canvas  # type: ignore[import-untyped]
-
     c = Canvas(str(tmp_path / "parts.pdf"))
     for n in range(1, 5):
         c.setFont("Helvetica", 9)
@@ -123,8 +123,6 @@ def test_headings_at_the_same_place_on_every_page_are_no_running_header(tmp_path
 
 
 def test_margins_are_measured_in_the_crop_box(tmp_path: Path) -> None:
-    from reportlab.pdfgen.canvas import Canvas  # type: ignore[import-untyped]
-
     c = Canvas(str(tmp_path / "crop.pdf"), pagesize=(612, 1000))
     for n in range(1, 5):
         c.setCropBox((0, 200, 612, 1000))  # the visible page is y 200..1000
@@ -157,8 +155,6 @@ def test_ruled_table_rows_keep_their_cells(manual: StructuredDoc) -> None:
 
 
 def test_metadata_title_wins(tmp_path: Path) -> None:
-    from reportlab.pdfgen.canvas import Canvas  # type: ignore[import-untyped]
-
     c = Canvas(str(tmp_path / "t.pdf"))
     c.setTitle("The Real Title")
     c.setFont("Helvetica-Bold", 20)
@@ -176,8 +172,6 @@ def test_encrypted_pdf_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_pdf_locked_only_by_an_owner_password_is_read(tmp_path: Path) -> None:
-    from reportlab.lib.pdfencrypt import StandardEncryption  # type: ignore[import-untyped]
-
     owner_only = StandardEncryption("", ownerPassword="owner", canCopy=0)
     doc = read(write_manual(tmp_path / "owner.pdf", password=owner_only), "owner.pdf")
     assert _find(doc, "4.1 Support", "heading").page == 4
@@ -190,8 +184,6 @@ def test_pdf_without_text_layer_says_no_ocr(tmp_path: Path) -> None:
 
 
 def test_pages_without_text_are_listed(tmp_path: Path) -> None:
-    from reportlab.pdfgen.canvas import Canvas  # type: ignore[import-untyped]
-
     c = Canvas(str(tmp_path / "mixed.pdf"))
     c.drawString(72, 700, "The only page with text.")
     c.showPage()
