@@ -255,6 +255,9 @@ def test_debian_manual_pages_headings_and_no_furniture(maint_guide: StructuredDo
     assert not any(re.fullmatch(r"\d+ / 57", b.text) for b in doc.blocks)
     assert running["Debian New Maintainers’ Guide"] <= 2  # title page only, not 57 headers
     assert all(b.page is not None and 1 <= b.page <= 63 for b in doc.blocks)
+    assert doc.metadata["contents_pages"] == [4, 5, 6]  # the table of contents is left out
+    assert not [b for b in doc.blocks if b.page in (4, 5, 6)]
+    assert len([b for b in doc.blocks if b.text.startswith("1.1 Social dynamics")]) == 1
     outline = [b for b in doc.blocks if b.kind == "heading" and b.level <= 3]
     assert len(outline) == 90  # the outline's 90 entries (3 levels), each found on its page
 

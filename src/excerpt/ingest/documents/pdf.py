@@ -10,7 +10,7 @@ A PDF that cannot be read is an :class:`InputError` naming the file and saying w
 (it needs its password; excerpt does not guess), no text layer at all (a scan: excerpt does no
 OCR), or damaged (not a PDF, truncated, or PDFium cannot parse it). Pages without text in an
 otherwise readable PDF (scanned or damaged pages) are listed in the document metadata
-(``pages_without_text``).
+(``pages_without_text``); so are the table-of-contents pages left out (``contents_pages``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,12 @@ import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 
 from excerpt.errors import InputError
 from excerpt.ingest.documents.blocks import StructuredDoc
-from excerpt.ingest.documents.pdf_blocks import OutlineEntry, PagePars, to_blocks
+from excerpt.ingest.documents.pdf_blocks import (
+    OutlineEntry,
+    PagePars,
+    contents_pages,
+    to_blocks,
+)
 from excerpt.ingest.documents.pdf_chars import Char, Run, page_chars, runs_of
 from excerpt.ingest.documents.pdf_layout import Item, Table, paragraphs, reading_order
 from excerpt.ingest.documents.pdf_margins import furniture_heights, strip_furniture
@@ -60,7 +65,11 @@ def read(path: Path, doc_id: str) -> StructuredDoc:
         for page, (height, runs, tables) in zip(pages, items, strict=True):
             kept: list[Item] = [*strip_furniture(height, runs, heights), *tables]
             page.paras = paragraphs(reading_order(kept, _gutter(runs)))
-        blocks = to_blocks(pages, outline)
+        contents = contents_pages(pages)
+        for page in pages:
+            if page.number in contents:
+                page.paras = []
+        blocks = to_blocks(pages, [e for e in outline if e.page not in contents])
         meta = _metadata(pdf)
     finally:
         pdf.close()
@@ -71,6 +80,8 @@ def read(path: Path, doc_id: str) -> StructuredDoc:
     meta.update(format="pdf", pages=len(pages))
     if empty:
         meta["pages_without_text"] = empty
+    if contents:
+        meta["contents_pages"] = contents
     return StructuredDoc(doc_id=doc_id, title=title, blocks=blocks, metadata=meta)
 
 

@@ -33,6 +33,8 @@ _LABEL = re.compile(r"^(chapter|appendix|part|section|kapitel|chapitre)\s+\S+$",
 _LINE_END_WORD = re.compile(r"([^\W\d_]+)-$")
 _LINE_START_WORD = re.compile(r"[^\W\d_]+")
 _LEADER = re.compile(r"(?: ?\.){4,} ?")  # dot leaders of a table of contents
+_ENDS_IN_NUMBER = re.compile(r"(?<![.,\d])(\d{1,4})$")
+_LETTERS = re.compile(r"[^\W\d_]{2}")
 _COMPOUND_FIRST = {"self", "well", "cross", "half", "best", "worst"}
 
 
@@ -52,6 +54,23 @@ class OutlineEntry:
     title: str
     page: int  # 1-based
     y: float | None
+
+
+def contents_pages(pages: list[PagePars]) -> list[int]:
+    """Pages that are a table of contents: eight lines or more, most of them text ending in a
+    page number, the numbers rising. Their text is navigation (as the HTML and EPUB readers
+    drop it): it would answer every question about a title with a line of the contents."""
+    found = []
+    for page in pages:
+        lines = [line for p in page.paras if p.table is None for line in p.lines]
+        numbers = [int(m.group(1)) for line in lines
+                   if _LETTERS.search(line) and (m := _ENDS_IN_NUMBER.search(line))]
+        if len(lines) < 8 or len(numbers) < 0.6 * len(lines):
+            continue
+        rising = sum(b >= a for a, b in pairwise(numbers))
+        if rising >= 0.9 * (len(numbers) - 1) and max(numbers) <= len(pages) + 50:
+            found.append(page.number)
+    return found
 
 
 def body_size(pages: list[PagePars]) -> float:
