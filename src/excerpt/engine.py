@@ -319,7 +319,8 @@ class Engine:
             "notes": notes,
             **({"multi_hop": hop_report.to_json()} if hop_report is not None else {}),
         }
-        ranking = [(c.id, c.score, view.parts[c.part].info.snapshot_id) for c in ranked]
+        snapshot_of = [p.info.snapshot_id for p in view.parts]
+        ranking = [(c.id, c.score, snapshot_of[c.part]) for c in ranked]
         if self._trace_log and fetch:
             trace, lines = search_entry(query, mode, k, self._applied(view, filters, principal),
                                         hits, timings)

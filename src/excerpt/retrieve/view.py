@@ -171,10 +171,10 @@ def rank_matches(view: View, matches: Sequence[Matches], depth: int) -> list[Can
         if part.segment.ids_sorted:
             order = np.lexsort((ordinals, -scores))[:depth]
             ordinals, scores = ordinals[order], scores[order]
-        ids, at = part.segment.ids, ordinals.tolist()
+        at = ordinals.tolist()
         # tuple.__new__ is what a NamedTuple's own __new__ calls, at half its cost.
-        pool.extend([_new(Candidate, c) for c in zip(
-            repeat(i), at, [ids[o] for o in at], scores.tolist(), strict=False)])
+        pool.extend(map(_new, repeat(Candidate), zip(
+            repeat(i), at, map(part.segment.ids.__getitem__, at), scores.tolist())))
     if len(view.parts) > 1 or not (view.parts and view.parts[0].segment.ids_sorted):
         pool.sort(key=lambda c: (-c.score, c.id))
     return pool[:depth]
