@@ -8,7 +8,8 @@ DEMO_HOME := .excerpt-demo
 # Debian packages for the browser tests (headless Chromium) and the real manuals the document
 # readers are tested on (PDF, HTML and EPUB under /usr/share/doc). Installed by `make test` when
 # it runs as root with apt-get; elsewhere the tests that need them are skipped, saying why.
-SYSTEM_PACKAGES := chromium chromium-driver fonts-liberation maint-guide developers-reference
+SYSTEM_PACKAGES := chromium chromium-driver fonts-liberation maint-guide developers-reference \
+	debian-policy
 
 .PHONY: install system-deps demo test lint bench clean
 

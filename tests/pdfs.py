@@ -8,10 +8,10 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from reportlab.lib import colors  # type: ignore[import-untyped]
-from reportlab.lib.pagesizes import letter  # type: ignore[import-untyped]
-from reportlab.pdfgen.canvas import Canvas  # type: ignore[import-untyped]
-from reportlab.platypus import Table, TableStyle  # type: ignore[import-untyped]
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import letter
+from reportlab.pdfgen.canvas import Canvas
+from reportlab.platypus import Table, TableStyle
 
 WIDTH, HEIGHT = letter  # 612 x 792 points
 LEFT, RIGHT, TOP = 72, 540, 700
@@ -207,7 +207,7 @@ def write_reversed_glyphs(path: Path) -> Path:
     """One paragraph whose letters are drawn one by one, last letter first (some producers
     write glyphs in no reading order at all). PDFium's text page already puts such glyphs back
     in line order; the test keeps the reader honest about it."""
-    from reportlab.pdfbase.pdfmetrics import stringWidth  # type: ignore[import-untyped]
+    from reportlab.pdfbase.pdfmetrics import stringWidth
 
     c = Canvas(str(path), pagesize=letter)
     c.setFont("Helvetica", 11)

@@ -18,8 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pypdfium2 as pdfium  # type: ignore[import-untyped]
-import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 
 from excerpt.errors import InputError
 from excerpt.ingest.documents.blocks import StructuredDoc

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
+import pypdfium2.raw as pdfium_c
 
 GUTTER_EM = 1.0  # a gap this many font sizes wide ends a run (a column gutter, a table cell)
 SPACE_EM = 0.15  # a gap this wide between two characters is a word space

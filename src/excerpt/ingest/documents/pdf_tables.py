@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
+import pypdfium2.raw as pdfium_c
 
 from excerpt.ingest.documents.pdf_chars import Char, runs_of
 from excerpt.ingest.documents.pdf_layout import Table
