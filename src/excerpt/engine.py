@@ -320,7 +320,7 @@ class Engine:
             **({"multi_hop": hop_report.to_json()} if hop_report is not None else {}),
         }
         snapshot_of = [p.info.snapshot_id for p in view.parts]
-        ranking = [(c.id, c.score, snapshot_of[c.part]) for c in ranked]
+        ranking = [(i, s, snapshot_of[p]) for p, _, i, s in ranked]  # unpacked: no getattr
         if self._trace_log and fetch:
             trace, lines = search_entry(query, mode, k, self._applied(view, filters, principal),
                                         hits, timings)

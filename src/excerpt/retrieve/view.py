@@ -46,15 +46,10 @@ class Candidate(NamedTuple):
 class View:
     def __init__(self, parts: Sequence[ViewPart]) -> None:
         self.parts = list(parts)
-
-    @property
-    def visible(self) -> int:
-        return sum(p.visible for p in self.parts)
-
-    @property
-    def avg_length(self) -> float:
+        # Read several times per query: summed once (parts do not change).
+        self.visible = sum(p.visible for p in self.parts)
         total = sum(p.visible_length for p in self.parts)
-        return total / self.visible if self.visible else 0.0
+        self.avg_length = total / self.visible if self.visible else 0.0
 
     @property
     def seen(self) -> list[SnapshotInfo]:
