@@ -21,11 +21,13 @@
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from excerpt.analyze.english import analyze_english
+from excerpt.analyze.korean_kiwi import kiwi, kiwi_for
+
+__all__ = ["REFERENCE", "analyze_korean", "analyze_korean_many", "kiwi"]
 
 _UNITS = "조항호장절관편"
 
@@ -42,22 +44,6 @@ _NAME_JOINERS = "·・."
 # No URL/e-mail/hashtag/serial matching: those spans are non-Hangul runs anyway, and a matched
 # URL or hashtag would hide the Hangul words inside it from Kiwi.
 _NO_PATTERNS = 0
-
-_kiwi: Any = None
-_kiwi_lock = threading.Lock()
-
-
-def kiwi() -> Any:
-    """The shared Kiwi instance, loaded (about a second) on first use."""
-    global _kiwi
-    if _kiwi is None:
-        with _kiwi_lock:
-            if _kiwi is None:
-                from kiwipiepy import Kiwi
-
-                _kiwi = Kiwi(model_type="cong")
-    return _kiwi
-
 
 def _references(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), "NNP") for m in REFERENCE.finditer(text)]
@@ -114,8 +100,10 @@ def _tokens(text: str, morphs: Iterable[Any]) -> list[str]:
 
 
 def analyze_korean(text: str) -> list[str]:
-    """BM25 tokens of a text that contains Hangul, in reading order."""
-    morphs = kiwi().tokenize(text, match_options=_NO_PATTERNS, pretokenized=_references(text))
+    """BM25 tokens of a text that contains Hangul, in reading order (a one-off text does not
+    load all of Kiwi: :func:`excerpt.analyze.korean_kiwi.kiwi_for`)."""
+    morphs = kiwi_for(text).tokenize(text, match_options=_NO_PATTERNS,
+                                     pretokenized=_references(text))
     return _tokens(text, morphs)
 
 
