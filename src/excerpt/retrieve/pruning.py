@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.retrieve.view import Matches, ViewPart
-from excerpt.store.segment import Blocks
+from excerpt.store.blocks import Blocks
 
 SLACK = 1e-5
 FIRST_ROUND = 8  # blocks scored before there is a threshold; each round after is GROWTH x

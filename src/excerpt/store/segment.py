@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from excerpt.store.blocks import Blocks, block_maxima
 from excerpt.types import Principal
 
 _HEADER_LOCK = threading.Lock()
@@ -95,29 +96,6 @@ def _invert(
     return vocab, indptr, docs, counts.astype(np.float32), doc_len
 
 
-def _block_maxima(indptr: IntArray, docs: npt.NDArray[np.int32], tfs: FloatArray,
-                  doc_len: FloatArray, shift: int, long_postings: int
-                  ) -> tuple[IntArray, npt.NDArray[np.int32], IntArray, FloatArray, FloatArray]:
-    """Per term with at least ``long_postings`` postings, one entry per block of ordinals it
-    occurs in: the block, its first posting there, the largest tf and the shortest length."""
-    counts = np.diff(indptr)
-    long = counts >= max(long_postings, 1)
-    term_of = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    picked = np.flatnonzero(long[term_of]) if len(term_of) else np.zeros(0, dtype=np.int64)
-    key = term_of[picked] << 32 | (docs[picked].astype(np.int64) >> shift)
-    first = np.flatnonzero(np.diff(key, prepend=-1)) if len(key) else np.zeros(0, np.int64)
-    starts = picked[first]
-    per_term = np.bincount(term_of[starts], minlength=len(counts))
-    blk_indptr = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(per_term, out=blk_indptr[1:])
-    at = np.asarray(picked, dtype=np.int64)
-    max_tf = np.maximum.reduceat(tfs[at], first) if len(first) else np.zeros(0, np.float32)
-    min_len = (np.minimum.reduceat(doc_len[docs[at]], first) if len(first)
-               else np.zeros(0, np.float32))
-    return (blk_indptr, (docs[starts] >> shift).astype(np.int32), starts.astype(np.int64),
-            max_tf.astype(np.float32), min_len.astype(np.float32))
-
-
 def _save(folder: Path, name: str, array: npt.NDArray[Any]) -> None:
     with open(folder / name, "wb") as fh:
         np.save(fh, array, allow_pickle=False)
@@ -152,7 +130,7 @@ def write_segment(
     label_indptr, label_ids = _csr(labels, label_vocab)
     (folder / "ids.txt").write_text("\n".join(ids), encoding="utf-8")
     (folder / "terms.txt").write_text("\n".join(vocab), encoding="utf-8")
-    blk_indptr, blk_ids, blk_start, blk_max_tf, blk_min_len = _block_maxima(
+    blk_indptr, blk_ids, blk_start, blk_max_tf, blk_min_len = block_maxima(
         indptr, docs, tfs, doc_len, block_shift, long_postings)
     for name, arr in (
         ("blk_indptr.npy", blk_indptr),
@@ -211,19 +189,6 @@ def _write_edges(folder: Path, ids: Sequence[str],
 class Postings:
     docs: npt.NDArray[np.int32]
     tf: FloatArray
-
-
-@dataclass(frozen=True)
-class Blocks:
-    """A term's block-max entries: its postings in block ``ids[i]`` are ``[start[i], end[i])``
-    of the segment's postings, with tf at most ``max_tf[i]`` and lengths at least
-    ``min_len[i]``."""
-
-    ids: npt.NDArray[np.int32]
-    start: IntArray
-    end: IntArray
-    max_tf: FloatArray
-    min_len: FloatArray
 
 
 class Segment:
