@@ -93,6 +93,7 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("POST", "/v1/memory/notes/query", {"intent": "read"}),
     ("POST", "/v1/ingest?filename=up.txt&collection=up&embedder=none", b"Kimchi is cabbage."),
     ("POST", "/v1/ingest/path", {"path": "PUBLIC", "collection": "srv", "embedder": "none"}),
+    ("GET", "/v1/passage?id=secret.txt%3A0000&collection=c&around=2", None),
     ("GET", "/v1/snapshots", None),
 ]
 
@@ -143,6 +144,21 @@ def test_parameters_never_widen_a_keys_rights(service: Service) -> None:
                 body = {**body, "all_access": True}
             answer = service.refused(403, method, path, service.keys[who], body)
             assert answer["kind"] == "forbidden"
+
+
+def test_a_passage_never_widens_a_keys_rights(service: Service) -> None:
+    """A hidden node is "no node", as an unknown id, however the request names rights; its
+    neighbours never show through a visible node either."""
+    _, passage, _ = ROUTES[9]
+    alice, bob = service.keys["alice"], service.keys["bob"]
+    hidden = service.refused(404, "GET", passage + "&acl_tag=board&clearance=secret", alice)
+    unknown = service.refused(404, "GET", passage.replace("secret.txt", "nothing.txt"), alice)
+    assert hidden["error"].replace("secret", "nothing") == unknown["error"]
+    status, seen = service.call("GET", passage, bob)
+    assert status == 200 and "Northwind" in json.dumps(seen)
+    status, public = service.call("GET", passage.replace("secret.txt", "public.txt"), alice)
+    assert status == 200 and "Northwind" not in json.dumps(public)
+    service.refused(403, "GET", passage + "&all_access=true", alice)
 
 
 def test_all_access_takes_only_true_or_false(service: Service) -> None:
