@@ -61,6 +61,7 @@ SEGMENT_FORMAT = 3  # 2: edges (format-1 segments have none); 3: block maxima (2
 BLOCK_SHIFT = 10  # block-max entries cover 1024 ordinals
 LONG_POSTINGS = 512  # terms with at least this many postings get block-max entries
 WEIGHTS_CACHED = 4_000_000  # postings up to which a segment caches its term weights
+NORMS_KEPT = 16  # length norms kept per segment (one per view statistics; 4 bytes a node)
 
 
 def _csr(groups: Sequence[Sequence[str]], vocab: list[str]) -> tuple[IntArray, IntArray]:
@@ -363,8 +364,9 @@ class Segment:
         key = (avgdl, k1, b)
         norm = self._norms.get(key)
         if norm is None:
-            if len(self._norms) >= 8:
-                self._norms.clear()
+            if len(self._norms) >= NORMS_KEPT:  # the oldest goes (views differ by caller)
+                for oldest in list(self._norms)[:1]:  # list(): one step, safe in threads
+                    self._norms.pop(oldest, None)
             norm = np.asarray(k1 * (1.0 - b + b * self.doc_len / avgdl), dtype=np.float32)
             self._norms[key] = norm
         return norm
