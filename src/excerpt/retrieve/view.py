@@ -159,7 +159,8 @@ def rank_matches(view: View, matches: Sequence[Matches], depth: int) -> list[Can
     within one segment whose ordinals are in id order, without comparing ids."""
     pool: list[Candidate] = []
     for i, (part, (ordinals, scores)) in enumerate(zip(view.parts, matches, strict=True)):
-        if len(ordinals) > depth:  # keep the depth best and any tied with the last of them
+        if len(ordinals) > 2 * depth:  # keep the depth best and any tied with the last (only
+            # to sort fewer: the sort and cut below give the same candidates without it)
             kth = np.partition(scores, len(scores) - depth)[len(scores) - depth]
             keep = scores >= kth
             ordinals, scores = ordinals[keep], scores[keep]
