@@ -50,7 +50,8 @@ def halves(qrels: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def report(name: str, qrels: Any, run: Any, lat: list[float]) -> dict[str, Any]:
     tune, held = halves(qrels)
-    row = {"system": name, **ir_metrics(qrels, run), "latency_ms": latency_summary(lat),
+    row: dict[str, Any] = {"system": name, **ir_metrics(qrels, run),
+                           "latency_ms": latency_summary(lat),
            "ndcg@10_tune": ir_metrics(tune, run)["ndcg@10"],
            "ndcg@10_held": ir_metrics(held, run)["ndcg@10"]}
     print(f"{name:<28} nDCG@10 {row['ndcg@10']:.4f} (tune {row['ndcg@10_tune']:.4f}, "
