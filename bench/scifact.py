@@ -52,8 +52,8 @@ def report(name: str, qrels: Any, run: Any, lat: list[float]) -> dict[str, Any]:
     tune, held = halves(qrels)
     row: dict[str, Any] = {"system": name, **ir_metrics(qrels, run),
                            "latency_ms": latency_summary(lat),
-           "ndcg@10_tune": ir_metrics(tune, run)["ndcg@10"],
-           "ndcg@10_held": ir_metrics(held, run)["ndcg@10"]}
+                           "ndcg@10_tune": ir_metrics(tune, run)["ndcg@10"],
+                           "ndcg@10_held": ir_metrics(held, run)["ndcg@10"]}
     print(f"{name:<28} nDCG@10 {row['ndcg@10']:.4f} (tune {row['ndcg@10_tune']:.4f}, "
           f"held-out {row['ndcg@10_held']:.4f})  R@100 {row['recall@100']:.4f}  "
           f"p50 {row['latency_ms']['p50']:.2f} ms  p95 {row['latency_ms']['p95']:.2f} ms",
