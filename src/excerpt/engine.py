@@ -449,7 +449,14 @@ class Engine:
         self, view: View, query: str, tokens: dict[str, float], mode: SearchMode, k: int,
         timings: dict[str, float],
     ) -> tuple[list[Candidate], list[str]]:
-        notes = self.access.notes(view)
+        notes: list[str] = []
+        ranked = self._legs(view, query, tokens, mode, k, timings, notes)
+        return ranked, self.access.notes(view) + notes  # after the legs: how they ranked
+
+    def _legs(
+        self, view: View, query: str, tokens: dict[str, float], mode: SearchMode, k: int,
+        timings: dict[str, float], notes: list[str],
+    ) -> list[Candidate]:
         depth = max(k, self.settings.fusion_depth)
         want_lexical, want_dense = mode in ("bm25", "hybrid"), mode in ("semantic", "hybrid")
         if want_dense and not self.access.has_vectors(view):
@@ -483,16 +490,16 @@ class Engine:
             lexical = lexical_leg() if want_lexical else []
             dense = dense_leg() if want_dense else []
         if mode == "bm25":
-            return lexical, notes
+            return lexical
         if mode == "semantic":
-            return dense, notes
+            return dense
         t = time.perf_counter()
         if self.settings.fusion == "blend":
             fused = blend(lexical, dense, k, self.settings.fusion_alpha)
         else:
             fused = rrf([lexical, dense], k, self.settings.rrf_k)
         timings["fusion"] = (time.perf_counter() - t) * 1000
-        return fused, notes
+        return fused
 
     # -- graph ----------------------------------------------------------------------------------
 

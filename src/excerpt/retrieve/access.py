@@ -167,10 +167,16 @@ class SegmentAccess:
                          lambda ids: shadowed(self.store, snapshots) if len(ids) > 1 else {})
 
     def notes(self, view: View) -> list[str]:
-        return [f"snapshot {p.info.snapshot_id} was indexed with analyzer version "
-                f"{p.segment.meta.get('analyzer')} (now {ANALYZER_VERSION}): re-ingest it so "
-                "its tokens match the query's" for p in view.parts
-                if p.seen and p.segment.meta.get("analyzer") != ANALYZER_VERSION]
+        stale = [f"snapshot {p.info.snapshot_id} was indexed with analyzer version "
+                 f"{p.segment.meta.get('analyzer')} (now {ANALYZER_VERSION}): re-ingest it so "
+                 "its tokens match the query's" for p in view.parts
+                 if p.seen and p.segment.meta.get("analyzer") != ANALYZER_VERSION]
+        walked = [p.info.snapshot_id for p in view.parts
+                  if p.seen and p.info.snapshot_id in view.approximate]
+        if walked:
+            stale.append("semantic ranking is approximate (HNSW index) in snapshot(s) "
+                         + ", ".join(walked))
+        return stale
 
     def seen(self, view: View) -> list[SnapshotInfo]:
         return view.seen

@@ -1,4 +1,6 @@
-"""Exact inner-product search over each segment's memory-mapped, L2-normalised vectors."""
+"""Inner-product search over each segment's memory-mapped, L2-normalised vectors: exact, or
+through the segment's HNSW index when it has one and enough of it is visible (store/ann.py;
+the ranking then says it is approximate)."""
 
 from __future__ import annotations
 
@@ -7,18 +9,23 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from excerpt.retrieve.view import Candidate, View, top_candidates
+from excerpt.retrieve.view import Candidate, View, ViewPart, top_candidates
+from excerpt.store import ann
 
 QueryEmbedder = Callable[[str], npt.NDArray[np.float32]]
 
 
 def dense_scores(
-    view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str
+    view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str,
+    depth: int | None = None, config: ann.AnnConfig = ann.DEFAULT,
 ) -> list[npt.NDArray[np.float32]]:
     """Cosine similarity per part (-inf for hidden nodes and for parts without vectors).
 
     ``embed_query(model)`` returns the query embedder of that model, so a view whose segments
-    were embedded by different models still compares each segment with its own model.
+    were embedded by different models still compares each segment with its own model. With
+    ``depth``, a part with an HNSW index scores only the ``depth`` (at least
+    ``config.candidates``) nearest visible nodes it finds, exactly; the rest stay -inf and
+    the part is listed in ``view.approximate``.
     """
     cache: dict[str, npt.NDArray[np.float32]] = {}
     out = []
@@ -32,17 +39,33 @@ def dense_scores(
                     out.append(scores)
                     continue
                 cache[model] = embedder(query)
-            scores = np.asarray(vectors @ cache[model], dtype=np.float32)
-            if part.visible < part.segment.size:
-                scores[~part.mask] = -np.inf
+            if depth is not None and _walkable(part, config):
+                _walk(part, cache[model], depth, config, scores)
+                view.approximate.append(part.info.snapshot_id)
+            else:
+                scores = np.asarray(vectors @ cache[model], dtype=np.float32)
+                if part.visible < part.segment.size:
+                    scores[~part.mask] = -np.inf
         out.append(scores)
     return out
+
+
+def _walkable(part: ViewPart, config: ann.AnnConfig) -> bool:
+    return part.segment.ann is not None and ann.usable(part.mask, part.visible, config)
+
+
+def _walk(part: ViewPart, query: npt.NDArray[np.float32], depth: int,
+          config: ann.AnnConfig, scores: npt.NDArray[np.float32]) -> None:
+    vectors = part.segment.vectors
+    assert vectors is not None
+    ordinals, exact = ann.search(part.segment.ann, vectors, part.mask, query, depth, config)
+    scores[ordinals] = exact
 
 
 def search_dense(
     view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str, depth: int
 ) -> list[Candidate]:
-    return top_candidates(view, dense_scores(view, embed_query, query), depth)
+    return top_candidates(view, dense_scores(view, embed_query, query, depth), depth)
 
 
 def node_vectors(

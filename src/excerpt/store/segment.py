@@ -49,6 +49,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from excerpt.store.ann import AnnConfig
+from excerpt.store.ann import build as build_ann
+from excerpt.store.ann import load as load_ann
 from excerpt.store.blocks import Blocks, block_maxima
 from excerpt.types import Principal
 
@@ -115,12 +118,14 @@ def write_segment(
     edges: Sequence[tuple[str, str, str]] = (),
     block_shift: int = BLOCK_SHIFT,
     long_postings: int = LONG_POSTINGS,
+    ann: AnnConfig | None = None,
 ) -> None:
     """Write a segment for nodes given in ordinal order; ``folder`` must not exist yet.
 
     ``edges`` are (from_id, relation, to_id); edges leaving a node outside the segment are
     not kept (nothing can be expanded from a node that is not there).  ``block_shift`` and
-    ``long_postings`` shape the block-max entries (tests make them small).
+    ``long_postings`` shape the block-max entries (tests make them small).  With ``ann``, a
+    segment of at least ``ann.min_nodes`` vectors also gets its HNSW index (store/ann.py).
     """
     folder.mkdir(parents=True)
     relations = _write_edges(folder, ids, edges)
@@ -151,6 +156,7 @@ def write_segment(
         _save(folder, name, arr)
     if vectors is not None:
         _save(folder, "vectors.npy", np.ascontiguousarray(vectors, dtype=np.float32))
+    indexed = vectors is not None and ann is not None and build_ann(folder, vectors, ann)
     full_meta = {
         **meta,
         "format": SEGMENT_FORMAT,
@@ -163,6 +169,7 @@ def write_segment(
         "dim": int(vectors.shape[1]) if vectors is not None else 0,
         "relations": relations,
         "block_shift": block_shift,
+        "ann": "hnsw-sq8" if indexed else None,
     }
     (folder / "meta.json").write_text(json.dumps(full_meta, ensure_ascii=False), encoding="utf-8")
 
@@ -269,6 +276,11 @@ class Segment:
     def vectors(self) -> FloatArray | None:
         path = self.folder / "vectors.npy"
         return self._load("vectors.npy") if path.exists() else None
+
+    @cached_property
+    def ann(self) -> Any | None:
+        """The HNSW index of the vectors (store/ann.py), or None: scanned exactly."""
+        return load_ann(self.folder) if self.meta.get("ann") else None
 
     @cached_property
     def _edge_targets(self) -> list[str]:

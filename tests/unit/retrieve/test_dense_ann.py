@@ -1,0 +1,100 @@
+"""Dense search through a segment's HNSW index (store/ann.py): the same nodes as the exact
+scan, never a node the caller may not see, an exact scan when little is visible, and a note
+whenever the ranking used the index. Real engine, real store, the real MiniLM query embedder;
+the stored vectors are clustered points written with the production segment writer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from excerpt.engine import Engine
+from excerpt.store.ann import INDEX_FILE, AnnConfig
+from excerpt.store.base import SnapshotPayload
+from excerpt.store.segment import write_segment
+from excerpt.store.sqlite import SQLiteStore
+from excerpt.types import Document, Filters, Node, Principal
+
+N = 3000
+QUERIES = ("tidal energy storage", "proteins folding in cells", "rainfall over mountains",
+           "market prices of grain", "children learning to read")
+
+
+def _publish(home: Path, collection: str, hidden_every: int, config: AnnConfig | None,
+             rest: tuple[str, ...] = ()) -> None:
+    """The vectors in ``collection``: every ``hidden_every``-th node tagged board, the others
+    tagged ``rest``."""
+    rng = np.random.default_rng(7)
+    centres = rng.standard_normal((60, 384)).astype(np.float32)
+    vectors = centres[rng.integers(0, 60, N)] + 0.35 * rng.standard_normal((N, 384),
+                                                                          dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"n{i:05d}" for i in range(N)]
+    tokens = [[f"w{i % 97}", f"w{i % 89}"] for i in range(N)]
+    acl = [("board",) if i % hidden_every == 0 else rest for i in range(N)]
+    store = SQLiteStore(home)
+    run = store.begin_run(collection, "synthetic", "synthetic")
+    write_segment(store.staging_dir(run), ids, tokens, acl, [() for _ in ids], vectors,
+                  {"analyzer": "synthetic", "embed_model": "minilm"}, ann=config)
+    nodes = [Node(ids[i], "doc", " ".join(tokens[i]), acl_tags=acl[i]) for i in range(N)]
+    store.publish(run, SnapshotPayload(collection, "synthetic", [Document("doc", "d", "")],
+                                       nodes, [], [], store.staging_dir(run),
+                                       embed_model="minilm"), 0.0)
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same vectors three times: indexed with one node in seven the board's, not indexed,
+    and indexed with one node in a hundred the board's and all others the team's."""
+    root = tmp_path_factory.mktemp("ann") / "home"
+    _publish(root, "walked", 7, AnnConfig(min_nodes=1000))
+    _publish(root, "scanned", 7, None)
+    _publish(root, "narrow", 100, AnnConfig(min_nodes=1000), rest=("team",))
+    return root
+
+
+def test_a_large_segment_gets_an_index_and_a_small_one_none(home: Path) -> None:
+    indexed = list(home.rglob(INDEX_FILE))
+    assert len(indexed) == 2
+    config = AnnConfig(min_nodes=N + 1)
+    folder = home.parent / "small"
+    write_segment(folder, ["a"], [["w"]], [()], [()], np.ones((1, 384), np.float32),
+                  {"analyzer": "x"}, ann=config)
+    assert not (folder / INDEX_FILE).exists()
+
+
+def test_the_walk_finds_the_exact_top_ten_and_says_it_is_approximate(home: Path) -> None:
+    engine = Engine(home)
+    found = 0
+    for query in QUERIES:
+        walked = engine.search(query, Filters("walked"), None, "semantic", 10)
+        exact = engine.search(query, Filters("scanned"), None, "semantic", 10)
+        found += len({h.node.id for h in walked.hits} & {h.node.id for h in exact.hits})
+        assert any("approximate" in note for note in walked.to_json()["analysis"]["notes"])
+        assert not any("approximate" in note for note in exact.to_json()["analysis"]["notes"])
+        assert all(int(h.node.id[1:]) % 7 for h in walked.hits)  # none hidden
+        assert [h.score for h in walked.hits] == sorted((h.score for h in walked.hits),
+                                                        reverse=True)
+    assert found / (10 * len(QUERIES)) >= 0.95
+    engine.close()
+
+
+def test_the_caller_sees_only_its_nodes_and_a_narrow_view_is_scanned_exactly(
+        home: Path) -> None:
+    engine = Engine(home)
+    board = Principal(frozenset({"board"}))
+    anonymous = engine.search(QUERIES[0], Filters("narrow"), None, "semantic", 10)
+    assert anonymous.hits == []  # every node is the board's or the team's
+    few = engine.search(QUERIES[0], Filters("narrow"), board, "semantic", 10)  # 1 % visible
+    assert len(few.hits) == 10 and all(int(h.node.id[1:]) % 100 == 0 for h in few.hits)
+    assert not any("approximate" in n for n in few.to_json()["analysis"]["notes"])
+    team = Principal(frozenset({"team"}))  # 99 % visible: the walk, through the team's only
+    many = engine.search(QUERIES[0], Filters("narrow"), team, "semantic", 10)
+    assert len(many.hits) == 10 and all(int(h.node.id[1:]) % 100 for h in many.hits)
+    assert any("approximate" in n for n in many.to_json()["analysis"]["notes"])
+    walked = engine.search(QUERIES[1], Filters("walked"), board, "hybrid", 10)
+    assert walked.hits and any("approximate" in n for n in walked.to_json()["analysis"]["notes"])
+    engine.close()
