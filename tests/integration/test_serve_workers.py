@@ -9,6 +9,7 @@ stays near zero), since a response does not (and should not) name its process.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import os
 import signal
 import socket
@@ -121,6 +122,36 @@ def test_both_workers_answer_search_ask_and_chat(served: Served) -> None:
             assert status == 200 and body["hits"] == expected
 
     assert served.busy(lambda: parallel(300, one)) == 2
+
+
+def test_a_burst_of_keep_alive_connections_is_spread_over_both_workers(served: Served) -> None:
+    """40 connections opened at once, then used for many requests each (as a load balancer
+    or wrk does): both workers must serve them. On one shared socket the first worker to
+    wake accepted nearly all of them and the other stayed idle."""
+    port = int(served.url.rsplit(":", 1)[1])
+    connections = [http.client.HTTPConnection("127.0.0.1", port, timeout=30) for _ in range(40)]
+    for conn in connections:
+        conn.connect()
+    headers = {"Authorization": f"Bearer {served.keys['alice']}"}
+
+    def use(i: int) -> None:
+        conn = connections[i]
+        for _ in range(15):
+            conn.request("GET", "/v1/search?q=snapshot+publish&collection=handbook&mode=bm25",
+                         headers=headers)
+            response = conn.getresponse()
+            assert response.status == 200
+            response.read()
+
+    try:
+        workers = served.workers()
+        before = [sum(w.cpu_times()[:2]) for w in workers]
+        parallel(len(connections), use, threads=len(connections))
+        spent = [sum(w.cpu_times()[:2]) - b for w, b in zip(workers, before, strict=True)]
+    finally:
+        for conn in connections:
+            conn.close()
+    assert min(spent) > 0.25 * max(spent), spent  # neither worker idle while the other works
 
 
 def test_both_workers_answer_mcp(served: Served) -> None:

@@ -78,6 +78,8 @@ def serve(ctx: click.Context, host: str, port: int, ingest_roots: tuple[Path, ..
     /-/health, /openapi.json); every call but the health check needs an API key."""
     from excerpt.server.app import serve as run
 
+    if workers > 1 and port == 0:
+        raise click.UsageError("--workers needs a fixed --port: each worker listens on it")
     ring = KeyRing.load(_keys_path(ctx, keys_file))  # a broken file: exit 1, naming it
     if not ring.entries:
         raise click.UsageError("no API keys yet: create one with `excerpt keys add NAME`")

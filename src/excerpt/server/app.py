@@ -17,10 +17,7 @@ of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
 
 from __future__ import annotations
 
-import base64
 import logging
-import os
-import pickle
 import shutil
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -326,39 +323,19 @@ class _KeysUnavailable(Exception):
     """The keys file cannot be read (missing, broken): no key is valid."""
 
 
-WORKER_RECIPE = "EXCERPT_SERVE_WORKER"
-"""The environment variable through which `excerpt serve --workers N` tells each worker process
-what to open (the parent's engine and keys cannot cross into a spawned process)."""
-
-
-def worker_app() -> Any:
-    """The app of one worker of ``serve(..., workers=N)``: uvicorn calls this factory in each
-    worker process, which opens its own engine (store, segments, models) and key ring from the
-    recipe the parent left in the environment. Nothing needs sharing between workers: keys are
-    re-read from their file on change, memory writes are transactions on memory.db (or
-    PostgreSQL) that serialise across processes, and uploads are per-process folders."""
-    # The recipe is the parent process's own pickle, passed down to its children only.
-    recipe = pickle.loads(base64.b64decode(os.environ[WORKER_RECIPE]))
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    engine = Engine(recipe["home"], recipe["settings"], store_url=recipe["store_url"])
-    return create_app(engine, KeyRing.load(recipe["keys"]), recipe["ingest_roots"])
-
-
 def serve(engine: Engine, keys: KeyRing, host: str, port: int,
           ingest_roots: Sequence[Path] = (), workers: int = 1) -> None:
     """Run the service until interrupted: uvicorn, in this process when ``workers`` is 1 (the
-    engine is in it), else ``workers`` processes sharing the socket, each with its own engine
-    (:func:`worker_app`), so requests use every core instead of one GIL."""
+    engine is in it), else ``workers`` processes, each with its own engine
+    (:mod:`excerpt.server.workers`), so requests use every core instead of one GIL."""
     import uvicorn
 
     # Warnings and errors of excerpt's loggers (a broken keys file, a failed request) on stderr.
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    if workers == 1:
-        uvicorn.run(create_app(engine, keys, ingest_roots), host=host, port=port,
-                    log_level="warning")
+    if workers > 1:
+        from excerpt.server.workers import run_workers
+
+        run_workers(engine, keys, host, port, ingest_roots, workers)
         return
-    recipe = {"home": engine.home, "settings": engine.settings, "store_url": engine.store_url,
-              "keys": keys.path, "ingest_roots": list(ingest_roots)}
-    os.environ[WORKER_RECIPE] = base64.b64encode(pickle.dumps(recipe)).decode("ascii")
-    uvicorn.run("excerpt.server.app:worker_app", factory=True, workers=workers, host=host,
-                port=port, log_level="warning")
+    uvicorn.run(create_app(engine, keys, ingest_roots), host=host, port=port,
+                log_level="warning")
