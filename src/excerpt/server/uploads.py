@@ -5,7 +5,9 @@ Each upload gets its own folder ``<pid>-<process start>-<random>`` and removes i
 server killed mid-upload cannot, so every server removes, when it starts, the folders of
 processes that no longer run (the pid and the process's start time together, so that a reused
 pid does not keep a dead server's leftovers alive, and a live server's uploads are never
-touched by another server sharing the home).
+touched by another server sharing the home). The workers of `excerpt serve --workers N` are
+such servers: each names its uploads by its own pid, and one that uvicorn restarts removes
+only what dead workers left (tests/integration/test_serve_workers.py).
 """
 
 from __future__ import annotations

@@ -1,0 +1,130 @@
+"""Cold and warm latency of a Korean `excerpt search` (issue 20, item 4: cold <= 1.5 s).
+
+Run:  .venv/bin/python bench/cold_start.py [--runs 10] [--home DIR] [--e5-home DIR]
+
+Cold: ``--runs`` fresh ``excerpt --home H search Q --json`` processes, one after another (the
+files in the page cache, as for anyone who searches twice); each one's wall time, and its CPU
+time (user + system, all threads), which the other processes of a busy machine inflate less.
+Warm: the same search repeated in one process that has searched once (the engine's own
+timing). ``--home`` holds the regulations, BM25 only (ingested into it when empty); with
+``--e5-home`` (a home whose collection ``regs`` was ingested with ``--embedder e5``) the
+hybrid search, which also loads the ONNX model, is measured too. Each row also says whether
+the process ended with the full Kiwi loaded, and checks that the hits are those of a process
+that loaded the full Kiwi first (the light one must not change a result).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+REGULATIONS = Path(os.environ.get("EXCERPT_DATA", REPO.parent / "shared" / "data")) / "regulations"
+QUERY = "학생 징계 절차"
+
+PROBE = """
+import json, sys
+from excerpt.cli.main import cli
+from excerpt.analyze import korean
+try:
+    from excerpt.analyze import korean_kiwi  # absent before issue 20: the full Kiwi only
+except ImportError:
+    korean_kiwi = None
+if sys.argv[1] == "full":
+    korean.kiwi()
+try:
+    cli(sys.argv[2:], standalone_mode=False, obj={"json": False})
+finally:
+    full = True if korean_kiwi is None else korean_kiwi._full is not None
+    print(json.dumps({"full_kiwi": full}), file=sys.stderr)
+"""
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def search_args(home: Path, mode: str) -> list[str]:
+    return ["--home", str(home), "search", QUERY, "--collection", "regs", "--mode", mode,
+            "-k", "10", "--json"]
+
+
+def one(home: Path, mode: str, kiwi: str = "default") -> tuple[float, float, dict[str, object]]:
+    """One fresh process: wall seconds, CPU seconds, its hits and which Kiwi it ended with."""
+    cpu, start = children_cpu(), time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", PROBE, kiwi, *search_args(home, mode)],
+                          capture_output=True, text=True, check=True)
+    wall, cpu = time.perf_counter() - start, children_cpu() - cpu
+    found = json.loads(done.stdout)
+    state = json.loads(done.stderr.strip().splitlines()[-1])
+    return wall, cpu, {"hits": [(h["id"], h["score"]) for h in found["hits"]], **state}
+
+
+def warm(home: Path, mode: str, runs: int) -> float:
+    """Median engine time (ms) of the search repeated in one process after a first one."""
+    code = (
+        "import json, sys\n"
+        "from excerpt.engine import Engine\n"
+        "from excerpt.cli.main import local_scope\n"
+        "from excerpt.scope import Scope\n"
+        f"engine = Engine({str(home)!r})\n"
+        "filters, principal = local_scope(Scope('regs', None, None, (), (), (), False))\n"
+        f"run = lambda: engine.search({QUERY!r}, filters, principal, {mode!r}, 10)\n"
+        "run()\n"
+        f"print(json.dumps([run().timings_ms['total'] for _ in range({runs})]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    return float(statistics.median(json.loads(out)))
+
+
+def measure(home: Path, mode: str, runs: int) -> dict[str, object]:
+    reference = one(home, mode, "full")[2]["hits"]
+    walls, cpus, states = [], [], []
+    for _ in range(runs):
+        wall, cpu, found = one(home, mode)
+        assert found["hits"] == reference, "the light Kiwi changed a search result"
+        walls.append(wall)
+        cpus.append(cpu)
+        states.append(found["full_kiwi"])
+    return {"mode": mode, "runs": runs,
+            "cold_wall_s": {"median": round(statistics.median(walls), 2),
+                            "min": round(min(walls), 2)},
+            "cold_cpu_s": {"median": round(statistics.median(cpus), 2),
+                           "min": round(min(cpus), 2)},
+            "warm_ms": round(warm(home, mode, runs), 1),
+            "full_kiwi_loaded": any(states), "same_hits_as_full_kiwi": True,
+            "load_average": round(os.getloadavg()[0], 2)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument("--e5-home", type=Path, default=None)
+    args = parser.parse_args()
+    home = args.home or Path(tempfile.mkdtemp(prefix="excerpt-cold-")) / "home"
+    listed = subprocess.run([sys.executable, "-m", "excerpt", "--home", str(home), "snapshots",
+                             "--collection", "regs"], capture_output=True)
+    if listed.returncode != 0:
+        subprocess.run([sys.executable, "-m", "excerpt", "--home", str(home), "ingest",
+                        str(REGULATIONS), "--collection", "regs", "--embedder", "none",
+                        "--no-progress"], check=True)
+    print(json.dumps({"home": str(home), **measure(home, "bm25", args.runs)}), flush=True)
+    if args.e5_home is not None:
+        print(json.dumps({"home": str(args.e5_home), **measure(args.e5_home, "hybrid",
+                                                                args.runs)}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
