@@ -84,7 +84,7 @@ def absent_message(manual: Manual) -> str:
 @cache
 def pdf_page_texts(path: Path) -> tuple[str, ...]:
     """Each page's text layer as pdfium gives it (the reference for the page check)."""
-    import pypdfium2 as pdfium  # type: ignore[import-untyped,unused-ignore]
+    import pypdfium2 as pdfium
 
     doc = pdfium.PdfDocument(str(path))
     try:

@@ -65,7 +65,7 @@ def _mostly_on(words: list[str], page: int) -> bool:
 
 
 def _page_text(page: int) -> str:
-    import pypdfium2 as pdfium  # type: ignore[import-untyped,unused-ignore]
+    import pypdfium2 as pdfium
 
     doc = pdfium.PdfDocument(str(PDF))
     try:
