@@ -324,6 +324,7 @@ from excerpt.cli import (  # noqa: E402, F401
     memory_cmd,
     pg_cmd,
     serve_cmd,
+    sync_cmd,
 )
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ from excerpt.mcp.http import mount as mount_mcp
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Scope
-from excerpt.server import chat
+from excerpt.server import chat, sync_api
 from excerpt.server.bodies import (
     MAX_K,
     MAX_QUERY,
@@ -126,6 +126,8 @@ def create_app(engine: Engine, keys: KeyRing,
         if found is None:
             raise _Unauthorized()
         return found
+
+    sync_api.mount(app, engine, uploads, caller)  # POST /v1/sync (excerpt sync of a zip)
 
     @app.exception_handler(_Unauthorized)
     def unauthorized(_: Request, exc: _Unauthorized) -> JSONResponse:
