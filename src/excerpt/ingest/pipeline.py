@@ -33,6 +33,7 @@ from excerpt.ingest._common import require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.detect import load
 from excerpt.settings import Settings
+from excerpt.store.ann import AnnConfig
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, Store
 from excerpt.store.segment import write_segment
 from excerpt.types import IngestIssue, Node
@@ -194,6 +195,10 @@ class Importer:
         model = self._choose_model(embedder, languages)
         vectors, embedded = self._embed(model, texts, progress)
         staging = self.store.staging_dir(run_id)
+        ann = AnnConfig(min_nodes=self.settings.dense_index_min_nodes)
+        indexing = vectors is not None and len(vectors) >= ann.min_nodes
+        if indexing:
+            progress("index", 0, 1)  # an HNSW graph: minutes at a million nodes
         write_segment(
             staging,
             [n.id for n in nodes],
@@ -203,7 +208,10 @@ class Importer:
             vectors,
             {"analyzer": ANALYZER_VERSION, "embed_model": model},
             [(e.from_id, e.relation, e.to_id) for e in corpus.edges],
+            ann=ann,
         )
+        if indexing:
+            progress("index", 1, 1)
         payload = SnapshotPayload(
             collection=collection,
             source=corpus.source,

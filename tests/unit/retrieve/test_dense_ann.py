@@ -98,3 +98,23 @@ def test_the_caller_sees_only_its_nodes_and_a_narrow_view_is_scanned_exactly(
     walked = engine.search(QUERIES[1], Filters("walked"), board, "hybrid", 10)
     assert walked.hits and any("approximate" in n for n in walked.to_json()["analysis"]["notes"])
     engine.close()
+
+
+def test_ingest_indexes_a_snapshot_of_at_least_dense_index_min_nodes(tmp_path: Path) -> None:
+    from excerpt.settings import Settings
+
+    handbook = Path(__file__).resolve().parents[3] / "examples" / "handbook"
+    stages: list[str] = []
+    engine = Engine(tmp_path / "home", Settings(dense_index_min_nodes=5))
+    engine.ingest(handbook, collection="big", embedder="minilm",
+                  progress=lambda stage, done, total: stages.append(stage))
+    assert "index" in stages
+    found = engine.search("snapshot published atomically", Filters("big"), None, "semantic", 3)
+    assert any("approximate" in n for n in found.to_json()["analysis"]["notes"])
+    engine.close()
+    plain = Engine(tmp_path / "home")  # the default: 200,000 nodes; the handbook has 8
+    plain.ingest(handbook, collection="small", embedder="minilm")
+    found = plain.search("snapshot published atomically", Filters("small"), None, "semantic", 3)
+    assert found.hits and not any("approximate" in n
+                                  for n in found.to_json()["analysis"]["notes"])
+    plain.close()
