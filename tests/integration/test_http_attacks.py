@@ -5,8 +5,10 @@ and malformed bodies, NUL bytes. Every attack gets a 4xx in the one error shape
 
 from __future__ import annotations
 
+import io
 import json
 import socket
+import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -80,6 +82,15 @@ def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         yield Service(base, keys, root)
 
 
+def _zipped(files: dict[str, str]) -> bytes:
+    """A zip of a folder, as `POST /v1/sync` takes it."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return out.getvalue()
+
+
 ASK = {"question": "What did the board decide about the cafeteria lunch budget?",
        "collection": "c", "mode": "bm25"}
 SEEDS = {"seeds": ["public.txt:0000", "secret.txt:0000"], "collection": "c"}
@@ -94,6 +105,7 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("POST", "/v1/ingest?filename=up.txt&collection=up&embedder=none", b"Kimchi is cabbage."),
     ("POST", "/v1/ingest/path", {"path": "PUBLIC", "collection": "srv", "embedder": "none"}),
     ("GET", "/v1/passage?id=secret.txt%3A0000&collection=c&around=2", None),
+    ("POST", "/v1/sync?collection=s&name=folder&embedder=none", _zipped({"a.txt": PUBLIC})),
     ("GET", "/v1/snapshots", None),
 ]
 
@@ -171,9 +183,11 @@ def test_roles_cannot_be_escalated(service: Service) -> None:
     _, upload, data = ROUTES[7]
     _, by_path, body = ROUTES[8]
     body = {**body, "path": str(service.root / "public")}
-    for who in ("alice", "bob"):  # readers: no uploads, no server paths
+    _, sync, folder = ROUTES[10]
+    for who in ("alice", "bob"):  # readers: no uploads, no server paths, no syncs
         service.refused(403, "POST", upload, service.keys[who], data)
         service.refused(403, "POST", by_path, service.keys[who], body)
+        service.refused(403, "POST", sync, service.keys[who], folder)
     service.refused(403, "POST", by_path, service.keys["ivy"], body)  # ingester: uploads only
     for smuggled in ({"role": "admin"}, {"principal": {"all_access": True}}, {"key": "x"}):
         service.refused(400, "POST", "/v1/ask", service.keys["alice"], {**ASK, **smuggled})
