@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,9 @@ class LoadOptions:
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     roots: tuple[Path, ...] | None = None
     max_node_tokens: int = MAX_NODE_TOKENS
+    progress: Callable[[str, int, int], None] | None = field(default=None, compare=False,
+                                                             repr=False)
+    """Told ``("load", files read, files)`` as a loader that reads many files goes."""
 
     def __post_init__(self) -> None:
         if self.max_node_tokens < 1:

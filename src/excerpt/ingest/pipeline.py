@@ -143,7 +143,7 @@ class Importer:
         issues: list[IngestIssue] = []
         try:
             progress("load", 0, 1)
-            corpus = load(resolved, fmt, options)
+            corpus = load(resolved, fmt, replace(options, progress=progress))
             progress("load", 1, 1)
             issues = list(corpus.errors)
             if source:

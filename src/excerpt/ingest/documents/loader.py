@@ -95,12 +95,13 @@ def load_documents(
     given = require_paths(paths, options.roots)
     corpus = LoadedCorpus(source=source_name(given))
     run = _Run(options, only, corpus)
-    for path in sorted(given, key=lambda p: str(p.resolve())):
-        if path.is_dir():
-            for f in walk_files(path):
-                run.file(f, relative_id(f, path), named=False)
-        else:
-            run.file(path, path.name, named=True)
+    files = [(f, relative_id(f, path), False) if path.is_dir() else (path, path.name, True)
+             for path in sorted(given, key=lambda p: str(p.resolve()))
+             for f in (walk_files(path) if path.is_dir() else [path])]
+    for done, (path, doc_id, named) in enumerate(files, start=1):
+        run.file(path, doc_id, named=named)
+        if options.progress is not None:
+            options.progress("load", done, len(files))
     corpus.formats = dict(sorted(corpus.formats.items()))
     if not corpus.documents:
         listed = "; ".join(f"{i.path}: {i.reason}" for i in corpus.errors[:_MAX_LISTED_ISSUES])
