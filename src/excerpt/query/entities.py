@@ -110,9 +110,9 @@ class EntityRecognizer:
 
 def _morpheme_ends(text: str) -> set[int]:
     """Offsets where Kiwi ends a morpheme of ``text`` that no noun-forming suffix continues."""
-    from excerpt.analyze.korean import kiwi
+    from excerpt.analyze.korean_kiwi import kiwi_for
 
-    tokens = kiwi().tokenize(text)
+    tokens = kiwi_for(text).tokenize(text)
     ends = set()
     for token, after in zip(tokens, [*tokens[1:], None], strict=True):
         if after is None or after.tag != "XSN":
