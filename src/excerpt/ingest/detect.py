@@ -36,7 +36,7 @@ LOADERS: dict[str, Loader] = {
     "html": documents_loader("html"),
     "markdown": documents_loader("markdown"),
 }
-FORMATS = ("auto", *LOADERS)
+FORMATS = ("auto", *LOADERS)  # the same as excerpt.ingest.formats.FORMATS (tested)
 
 
 def detect_format(paths: Sequence[Path]) -> str:

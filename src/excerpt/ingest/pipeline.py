@@ -31,7 +31,6 @@ from excerpt.errors import CorpusError, ExcerptError, InputError
 from excerpt.ingest._archive import MIB, ArchiveLimits
 from excerpt.ingest._common import require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.detect import load
 from excerpt.settings import Settings
 from excerpt.store.ann import AnnConfig
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, Store
@@ -142,6 +141,8 @@ class Importer:
         run_id = self.store.begin_run(collection, guess, fmt)
         issues: list[IngestIssue] = []
         try:
+            from excerpt.ingest.detect import load  # the readers, when an import runs
+
             progress("load", 0, 1)
             corpus = load(resolved, fmt, replace(options, progress=progress))
             progress("load", 1, 1)

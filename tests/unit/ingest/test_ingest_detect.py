@@ -106,3 +106,20 @@ def test_a_folder_of_source_code_is_detected(tmp_path: Path) -> None:
     (notes / "b.md").write_text("# b")
     (notes / "schema.sql").write_text("CREATE TABLE t (x INT)")
     assert detect_format([notes]) == "text"
+
+
+def test_the_format_names_are_the_loaders_and_a_search_imports_no_reader() -> None:
+    import subprocess
+    import sys
+
+    from excerpt.ingest import detect
+    from excerpt.ingest.formats import FORMATS as NAMES
+
+    assert NAMES == detect.FORMATS == ("auto", *detect.LOADERS)
+    probe = ("import sys, excerpt.cli.main, excerpt.engine; "
+             "print(sorted(m for m in sys.modules if m.startswith('excerpt.ingest.')))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True).stdout
+    for reader in ("detect", "documents.pdf", "documents.loader", "code.csharp", "code.tsql",
+                   "books.gutenberg"):
+        assert f"'excerpt.ingest.{reader}'" not in loaded, reader
