@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import psutil
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 Matrix = npt.NDArray[np.float32]
@@ -122,6 +123,41 @@ def faiss_search(index: Any, vectors: Matrix, mask: npt.NDArray[np.bool_], ef: i
     return search
 
 
+def faiss_ivf(vectors: Matrix, nlist: int, sq8: bool) -> tuple[Any, float, int]:
+    """An inverted file: k-means cells (trained on a sample), each node in its nearest."""
+    import faiss
+
+    dim = vectors.shape[1]
+    quantizer = faiss.IndexFlatIP(dim)
+    index = (faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
+                                           faiss.METRIC_INNER_PRODUCT) if sq8
+             else faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT))
+    t = time.perf_counter()
+    sample = vectors[np.random.default_rng(1).choice(len(vectors), min(len(vectors),
+                                                                        nlist * 40), False)]
+    index.train(sample)
+    index.add(vectors)
+    built = time.perf_counter() - t
+    index.quantizer_keep = quantizer  # the index does not own it
+    return index, built, faiss.serialize_index(index).nbytes
+
+
+def ivf_search(index: Any, vectors: Matrix, mask: npt.NDArray[np.bool_], nprobe: int, k: int,
+               rescore: int) -> Callable[[Matrix], npt.NDArray[np.int64]]:
+    import faiss
+
+    bitmap = np.packbits(mask, bitorder="little")
+    params = faiss.SearchParametersIVF(sel=faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(
+        bitmap)), nprobe=nprobe)
+
+    def search(q: Matrix) -> npt.NDArray[np.int64]:
+        _, ids = index.search(q[None, :], rescore, params=params)
+        found = np.sort(ids[0][ids[0] >= 0])
+        return found[np.argsort(-(vectors[found] @ q))][:k]
+
+    return search
+
+
 def binary_search(vectors: Matrix, mask: npt.NDArray[np.bool_], k: int, shortlist: int
                   ) -> Callable[[Matrix], npt.NDArray[np.int64]]:
     """Sign bits of the centred vectors (48 bytes a node at 384 dims), Hamming distance over
@@ -148,7 +184,12 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/excerpt-scifact-minilm.npz"))
     parser.add_argument("--sigma", type=float, default=0.025)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--hnsw", action="store_true", help="also build faiss HNSW indexes")
+    parser.add_argument("--hnsw", action="append", choices=("flat", "sq8"), default=[],
+                        help="also build this faiss HNSW index (repeatable; sq8 is excerpt's)")
+    parser.add_argument("--no-binary", action="store_true", help="skip the binary codes")
+    parser.add_argument("--ivf", action="append", choices=("flat", "sq8"), default=[],
+                        help="also build this faiss IVF index (repeatable)")
+    parser.add_argument("--nlist", type=int, default=4096, help="IVF cells")
     args = parser.parse_args()
     corpus, queries = scifact_vectors(args.cache)
     queries = queries[:args.queries]
@@ -160,17 +201,30 @@ def main() -> None:
         truth = [exact_top(vectors, mask, q, k) for q in queries]
         exact = timed(lambda q, v=vectors, m=mask: exact_top(v, m, q, k), queries, truth, k)
         report.append({"nodes": n, "method": "exact float32 scan", **exact})
-        for shortlist in (200, 500, 1000, 2000):
+        for shortlist in () if args.no_binary else (200, 500, 1000, 2000):
             row = timed(binary_search(vectors, mask, k, shortlist), queries, truth, k)
             report.append({"nodes": n, "method": f"binary codes + rescore {shortlist}",
                            "index_mb": round(n * vectors.shape[1] / 8 / 2**20), **row})
-        for sq8 in ((False, True) if args.hnsw else ()):
+        for kind in args.ivf:
+            index, built, size = faiss_ivf(vectors, args.nlist, kind == "sq8")
+            rss = psutil.Process().memory_info().rss
+            for nprobe in (16, 32, 64, 128):
+                row = timed(ivf_search(index, vectors, mask, nprobe, k, 100), queries, truth, k)
+                report.append({"nodes": n, "method": f"faiss IVF{args.nlist} {kind} "
+                               f"nprobe={nprobe} +rescore 100", "build_s": round(built, 1),
+                               "index_mb": round(size / 2**20), "rss_mb": round(rss / 2**20),
+                               **row})
+                print(report[-1], flush=True)
+            del index
+        for sq8 in [kind == "sq8" for kind in args.hnsw]:
             index, built, size = faiss_hnsw(vectors, mask, 32, 100, sq8)
             name = "faiss HNSW32" + (" SQ8" if sq8 else " flat")
+            rss = psutil.Process().memory_info().rss
             for ef in (64, 128, 256):
                 row = timed(faiss_search(index, vectors, mask, ef, k, 100), queries, truth, k)
                 report.append({"nodes": n, "method": f"{name} ef={ef} +rescore 100",
                                "build_s": round(built, 1), "index_mb": round(size / 2**20),
+                               "rss_mb": round(rss / 2**20),
                                **row})
             del index
         for row in report:

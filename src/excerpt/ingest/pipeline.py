@@ -197,7 +197,8 @@ class Importer:
         vectors, embedded = self._embed(model, texts, progress)
         staging = self.store.staging_dir(run_id)
         ann = AnnConfig(min_nodes=self.settings.dense_index_min_nodes)
-        indexing = vectors is not None and len(vectors) >= ann.min_nodes
+        indexing = (vectors is not None and ann.min_nodes > 0
+                    and len(vectors) >= ann.min_nodes)
         if indexing:
             progress("index", 0, 1)  # an HNSW graph: minutes at a million nodes
         write_segment(
@@ -209,7 +210,7 @@ class Importer:
             vectors,
             {"analyzer": ANALYZER_VERSION, "embed_model": model},
             [(e.from_id, e.relation, e.to_id) for e in corpus.edges],
-            ann=ann,
+            ann=ann if indexing else None,
         )
         if indexing:
             progress("index", 1, 1)

@@ -2,12 +2,13 @@
 vectors, walked only through the nodes the caller may see, its candidates re-scored with the
 segment's float vectors.
 
-Why this one (bench/dense_ann.py, SciFact MiniLM vectors replicated with noise, one node in
-seven hidden): an exact scan reads every vector (1.5 GB a query at 1M nodes); binary codes
-with float re-scoring cut the bytes but not the linear scan (16 ms at 100k); HNSW with efSearch
-256 found 0.996 of the exact top 10 in 0.7 ms at 100k, its 8-bit copy a quarter of the float
-one. So segments of at least :attr:`AnnConfig.min_nodes` nodes get ``vectors.hnsw`` when they
-are written; smaller ones are scanned exactly, which is fast there and never approximate.
+Measured (bench/dense_ann.py, SciFact MiniLM vectors replicated with noise, one node in seven
+hidden): an exact scan reads every vector (1.5 GB a query at 1M nodes); binary codes with
+float re-scoring cut the bytes but not the linear scan (16 ms at 100k, 49 ms at 1M); HNSW with
+efSearch 256 found 0.996 of the exact top 10 in 0.7 ms at 100k, but only 0.48 at 1M, where
+each document's ~190 noisy copies make clusters the graph walk does not leave. So it is off by
+default (setting ``dense_index_min_nodes`` 0) until an index holds its recall at 1M; with the
+setting, segments of at least that many nodes get ``vectors.hnsw`` when they are written.
 
 Security: the walk takes the caller's mask as a faiss ``IDSelectorBitmap``, so a hidden node is
 never a result, whatever the graph passes through; when the mask leaves under
