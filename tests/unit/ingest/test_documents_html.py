@@ -230,3 +230,24 @@ def test_heading_permalinks_dropped_and_code_alternatives_one_per_line(tmp_path:
         Block("heading", "File system", level=2), Block("heading", "Use C#", level=3),
         Block("heading", "Linked title", level=3),
         Block("code", 'import fs;\nconst fs = require("fs");')]
+
+
+def test_a_definition_term_opens_its_definition(tmp_path: Path) -> None:
+    """Debian Policy's build options: <dt>nocheck</dt><dd><p>This tag says…</p></dd>. A term
+    on its own became the last line of one node and its definition the next node's first."""
+    page = ("<html><body><main><h1>Options</h1><dl>"
+            "<dt>nocheck</dt><dd><p>This tag says to not run any build-time test suite.</p>"
+            "<p>It may be combined with others.</p></dd>"
+            "<dt>noopt</dt><dt>nostrip</dt><dd>Keep the symbols and compile without "
+            "optimisation.</dd>"
+            "<dt>example</dt><dd><pre>DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage</pre></dd>"
+            "</dl></main></body></html>")
+    blocks = html.read(write(tmp_path, page), "page.html").blocks
+    assert [(b.kind, b.text) for b in blocks] == [
+        ("heading", "Options"),
+        ("paragraph", "nocheck: This tag says to not run any build-time test suite."),
+        ("paragraph", "It may be combined with others."),
+        ("paragraph", "noopt, nostrip: Keep the symbols and compile without optimisation."),
+        ("paragraph", "example"),
+        ("code", "DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage"),
+    ]

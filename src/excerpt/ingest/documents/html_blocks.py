@@ -15,6 +15,7 @@ go (they would split words for search).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from excerpt.ingest.documents.blocks import Block, BlockKind
@@ -142,8 +143,37 @@ class _Walker:
                     self.container(child, kind, level, depth + 1)
                 self.pending.append(child.tail or "")
             self.flush(kind, level)
+        elif tag == "dl":
+            self.definitions(el, kind, level, depth)
         elif tag != "hr":
             self.container(el, kind, level, depth)
+
+    def definitions(self, el: Element, kind: BlockKind, level: int, depth: int) -> None:
+        """A definition list: each term opens the first block of its definition ("nocheck:
+        This tag says..."), so no chunk holds a term without what defines it, or the
+        definition without its term."""
+        terms: list[str] = []
+        for child in el:
+            tag = tag_of(child)
+            if tag == "dt":
+                terms.append(inline_text(child))
+            elif tag == "dd" or tag:
+                first = len(self.blocks)
+                self.container(child, kind, level, depth)
+                self._lead(first, ", ".join(t for t in terms if t))
+                terms = []
+        self._lead(len(self.blocks), ", ".join(t for t in terms if t))  # terms left over
+
+    def _lead(self, first: int, term: str) -> None:
+        """Opens the block at ``first`` with ``term`` (a block of its own when there is none,
+        or when that block is code, which must stay as written)."""
+        if not term:
+            return
+        if first < len(self.blocks) and self.blocks[first].kind != "code":
+            block = self.blocks[first]
+            self.blocks[first] = replace(block, text=f"{term}: {block.text}")
+        else:
+            self.blocks.insert(first, Block("paragraph", term))
 
     def code(self, el: Element) -> None:
         """One block, whole; a ``<pre>`` holding several ``<code>`` elements (one example in
