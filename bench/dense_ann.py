@@ -189,10 +189,13 @@ def main() -> None:
     parser.add_argument("--ivf", action="append", choices=("flat", "sq8"), default=[],
                         help="also build this faiss IVF index (repeatable)")
     parser.add_argument("--nlist", type=int, default=4096, help="IVF cells")
+    parser.add_argument("--nprobe", type=int, action="append",
+                        help="IVF cells searched (repeatable; 16, 32, 64)")
     parser.add_argument("--rescore", type=int, action="append",
                         help="candidates re-scored with the float vectors (repeatable; 100)")
     args = parser.parse_args()
     args.rescore = args.rescore or [100]
+    args.nprobe = args.nprobe or [16, 32, 64]
     corpus, queries = scifact_vectors(args.cache)
     queries = queries[:args.queries]
     k = 10
@@ -210,7 +213,7 @@ def main() -> None:
         for kind in args.ivf:
             index, built, size = faiss_ivf(vectors, args.nlist, kind == "sq8")
             rss = psutil.Process().memory_info().rss
-            for nprobe, rescore in [(p, r) for r in args.rescore for p in (16, 32, 64)]:
+            for nprobe, rescore in [(p, r) for r in args.rescore for p in args.nprobe]:
                 row = timed(ivf_search(index, vectors, mask, nprobe, k, rescore), queries,
                             truth, k)
                 report.append({"nodes": n, "method": f"faiss IVF{args.nlist} {kind} "

@@ -200,7 +200,7 @@ class Importer:
         indexing = (vectors is not None and ann.min_nodes > 0
                     and len(vectors) >= ann.min_nodes)
         if indexing:
-            progress("index", 0, 1)  # an HNSW graph: minutes at a million nodes
+            progress("index", 0, 1)  # k-means cells: about a minute at a million nodes
         write_segment(
             staging,
             [n.id for n in nodes],

@@ -174,7 +174,7 @@ class SegmentAccess:
         walked = [p.info.snapshot_id for p in view.parts
                   if p.seen and p.info.snapshot_id in view.approximate]
         if walked:
-            stale.append("semantic ranking is approximate (HNSW index) in snapshot(s) "
+            stale.append("semantic ranking is approximate (IVF index) in snapshot(s) "
                          + ", ".join(walked))
         return stale
 

@@ -1,5 +1,5 @@
 """Inner-product search over each segment's memory-mapped, L2-normalised vectors: exact, or
-through the segment's HNSW index when it has one and enough of it is visible (store/ann.py;
+through the segment's IVF index when it has one and enough of it is visible (store/ann.py;
 the ranking then says it is approximate)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def dense_scores(
 
     ``embed_query(model)`` returns the query embedder of that model, so a view whose segments
     were embedded by different models still compares each segment with its own model. With
-    ``depth``, a part with an HNSW index scores only the ``depth`` (at least
+    ``depth``, a part with an IVF index scores only the ``depth`` (at least
     ``config.candidates``) nearest visible nodes it finds, exactly; the rest stay -inf and
     the part is listed in ``view.approximate``.
     """

@@ -47,7 +47,7 @@ class View:
     def __init__(self, parts: Sequence[ViewPart]) -> None:
         self.parts = list(parts)
         self.approximate: list[str] = []
-        """Snapshots whose dense ranking came from their HNSW index in this search."""
+        """Snapshots whose dense ranking came from their IVF index in this search."""
         # Read several times per query: summed once (parts do not change).
         self.visible = sum(p.visible for p in self.parts)
         total = sum(p.visible_length for p in self.parts)

@@ -125,7 +125,7 @@ def write_segment(
     ``edges`` are (from_id, relation, to_id); edges leaving a node outside the segment are
     not kept (nothing can be expanded from a node that is not there).  ``block_shift`` and
     ``long_postings`` shape the block-max entries (tests make them small).  With ``ann``, a
-    segment of at least ``ann.min_nodes`` vectors also gets its HNSW index (store/ann.py).
+    segment of at least ``ann.min_nodes`` vectors also gets its IVF index (store/ann.py).
     """
     folder.mkdir(parents=True)
     relations = _write_edges(folder, ids, edges)
@@ -169,7 +169,7 @@ def write_segment(
         "dim": int(vectors.shape[1]) if vectors is not None else 0,
         "relations": relations,
         "block_shift": block_shift,
-        "ann": "hnsw-sq8" if indexed else None,
+        "ann": "ivf-sq8" if indexed else None,
     }
     (folder / "meta.json").write_text(json.dumps(full_meta, ensure_ascii=False), encoding="utf-8")
 
@@ -279,7 +279,7 @@ class Segment:
 
     @cached_property
     def ann(self) -> Any | None:
-        """The HNSW index of the vectors (store/ann.py), or None: scanned exactly."""
+        """The IVF index of the vectors (store/ann.py), or None: scanned exactly."""
         return load_ann(self.folder) if self.meta.get("ann") else None
 
     @cached_property

@@ -1,4 +1,4 @@
-"""Dense search through a segment's HNSW index (store/ann.py): the same nodes as the exact
+"""Dense search through a segment's IVF index (store/ann.py): the same nodes as the exact
 scan, never a node the caller may not see, an exact scan when little is visible, and a note
 whenever the ranking used the index. Real engine, real store, the real MiniLM query embedder;
 the stored vectors are clustered points written with the production segment writer."""
@@ -112,7 +112,7 @@ def test_ingest_indexes_a_snapshot_of_at_least_dense_index_min_nodes(tmp_path: P
     found = engine.search("snapshot published atomically", Filters("big"), None, "semantic", 3)
     assert any("approximate" in n for n in found.to_json()["analysis"]["notes"])
     engine.close()
-    plain = Engine(tmp_path / "home")  # the default: no index at all
+    plain = Engine(tmp_path / "home")  # the default: 200,000 nodes; the handbook has 8
     plain.ingest(handbook, collection="small", embedder="minilm")
     found = plain.search("snapshot published atomically", Filters("small"), None, "semantic", 3)
     assert found.hits and not any("approximate" in n
