@@ -197,8 +197,8 @@ class Importer:
         vectors, embedded = self._embed(model, texts, progress)
         staging = self.store.staging_dir(run_id)
         ann = AnnConfig(min_nodes=self.settings.dense_index_min_nodes)
-        indexing = (vectors is not None and ann.min_nodes > 0
-                    and len(vectors) >= ann.min_nodes)
+        indexing = (vectors is not None and ann.min_nodes > 0 and len(vectors) >= ann.min_nodes
+                    and not self.store.ranks_in_sql)  # PostgreSQL ranks in SQL, not here
         if indexing:
             progress("index", 0, 1)  # k-means cells: about a minute at a million nodes
         write_segment(
