@@ -10,7 +10,6 @@ widens them (the rule of ``excerpt serve``'s routes), so a tool sees exactly wha
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +17,11 @@ from typing import Any
 
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
 from excerpt.engine import Engine
-from excerpt.errors import ExcerptError, InputError, NotFoundError
+from excerpt.errors import InputError, NotFoundError
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Rights, Scope
-from excerpt.server.uploads import MAX_UPLOAD, Uploads, renamed, upload_name
+from excerpt.server.uploads import MAX_UPLOAD, Uploads, inside_roots, staged, upload_name
 from excerpt.types import SearchMode
 
 MAX_IDS = 100
@@ -165,24 +164,17 @@ class Tools:
         if len(data) > MAX_UPLOAD:
             raise InputError(f"the text is over {MAX_UPLOAD} bytes")
         name = upload_name(filename)
-        folder = self.ingesting.uploads.new()
-        try:
+        with staged(self.ingesting.uploads, name) as folder:
             (folder / name).write_bytes(data)
             return self.engine.ingest(folder / name, collection, fmt, *labels,
                                       source=f"upload:{name}").to_json()
-        except ExcerptError as exc:  # its message names the upload, never the folder
-            raise renamed(exc, folder, name) from None
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
 
     def _ingest_path(self, path: Path, collection: str, fmt: str, acl_tag: list[str],
                      classification: list[str]) -> dict[str, Any]:
         assert self.ingesting is not None
         roots = self.ingesting.roots
         if roots is not None:
-            resolved = path.resolve()
-            if not any(resolved.is_relative_to(root.resolve()) for root in roots):
-                raise PermissionError(f"{path} is not inside an ingest root of this server")
+            inside_roots(path, roots)
         return self.engine.ingest(path, collection, fmt, acl_tag, classification,
                                   ingest_roots=list(roots) if roots is not None else None
                                   ).to_json()

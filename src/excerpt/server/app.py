@@ -18,7 +18,6 @@ of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -60,7 +59,7 @@ from excerpt.server.keys import Caller, KeyRing
 from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
 from excerpt.server.stream import StreamWork, ask_events
-from excerpt.server.uploads import MAX_UPLOAD, Uploads, receive, renamed, upload_name
+from excerpt.server.uploads import MAX_UPLOAD, Uploads, inside_roots, receive, staged, upload_name
 from excerpt.types import Filters, Principal, SearchMode, check_where
 
 _HTTP_KINDS = {400: "input", 404: "not_found", 405: "method_not_allowed", 413: "input"}
@@ -267,26 +266,20 @@ def create_app(engine: Engine, keys: KeyRing,
         who.rights().check_ingest(paths=False)
         name = upload_name(filename)
         _check_length(request, MAX_UPLOAD)
-        folder = uploads.new()
-        try:
+        with staged(uploads, name) as folder:
             await receive(request.stream(), folder / name, MAX_UPLOAD)
             result = await run_in_threadpool(
                 engine.ingest, folder / name, collection, format, acl_tag, classification,
                 None, embedder, f"upload:{name}")
-        except ExcerptError as exc:  # its message names the upload, never the folder
-            raise renamed(exc, folder, name) from None
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
         return result.to_json()
 
     @app.post("/v1/ingest/path", responses=errors(400, 401, 403, 404, 503))
     def ingest_path(body: IngestPathBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
         who.rights().check_ingest(paths=True)
-        path = Path(body.path).resolve()
-        if not any(path.is_relative_to(root.resolve()) for root in ingest_roots):
-            raise PermissionError(f"{body.path} is not inside an ingest root of this server")
+        path = Path(body.path)
+        inside_roots(path, ingest_roots)
         # every file read must stay inside the roots too, not only the path named (links)
-        result = engine.ingest(path, body.collection, body.format, body.acl_tag,
+        result = engine.ingest(path.resolve(), body.collection, body.format, body.acl_tag,
                                body.classification, None, body.embedder,
                                ingest_roots=list(ingest_roots))
         return result.to_json()

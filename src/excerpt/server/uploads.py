@@ -17,7 +17,8 @@ import os
 import secrets
 import shutil
 import unicodedata
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -94,6 +95,28 @@ async def receive(chunks: AsyncIterator[bytes], path: Path, limit: int) -> None:
     if not size:
         raise InputError(f"upload:{path.name}: the upload is empty: send the file as the "
                          "request body")
+
+
+@contextmanager
+def staged(uploads: Uploads, name: str) -> Iterator[Path]:
+    """A fresh folder for the upload ``name`` (``POST /v1/ingest``, MCP's ``ingest``),
+    removed afterwards; an :class:`ExcerptError` raised inside names ``upload:NAME``, never
+    the folder."""
+    folder = uploads.new()
+    try:
+        yield folder
+    except ExcerptError as exc:
+        raise renamed(exc, folder, name) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def inside_roots(path: Path, roots: Sequence[Path]) -> None:
+    """Refuses (PermissionError) a server-side path outside every ingest root; the import then
+    also confines each file it reads (links included) to the roots."""
+    resolved = path.resolve()
+    if not any(resolved.is_relative_to(root.resolve()) for root in roots):
+        raise PermissionError(f"{path} is not inside an ingest root of this server")
 
 
 def renamed(exc: ExcerptError, folder: Path, name: str) -> ExcerptError:
