@@ -28,6 +28,9 @@ import numpy as np
 import numpy.typing as npt
 import psutil
 
+from excerpt.store.ann import AnnConfig
+from excerpt.store.ann import search as ann_search
+
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 Matrix = npt.NDArray[np.float32]
 
@@ -107,6 +110,7 @@ def faiss_hnsw(vectors: Matrix, mask: npt.NDArray[np.bool_], m: int, ef_build: i
 
 def faiss_search(index: Any, vectors: Matrix, mask: npt.NDArray[np.bool_], ef: int, k: int,
                  rescore: int) -> Callable[[Matrix], npt.NDArray[np.int64]]:
+    """HNSW through the caller's mask, ``rescore`` candidates re-scored in float."""
     import faiss
 
     bitmap = np.packbits(mask, bitorder="little")
@@ -115,10 +119,8 @@ def faiss_search(index: Any, vectors: Matrix, mask: npt.NDArray[np.bool_], ef: i
 
     def search(q: Matrix) -> npt.NDArray[np.int64]:
         _, ids = index.search(q[None, :], rescore, params=params)
-        found = ids[0][ids[0] >= 0]
-        exact = vectors[np.sort(found)] @ q  # re-scored with the stored float vectors
-        order = np.argsort(-exact)
-        return np.sort(found)[order][:k]
+        found = np.sort(ids[0][ids[0] >= 0])
+        return found[np.argsort(-(vectors[found] @ q))][:k]
 
     return search
 
@@ -143,18 +145,9 @@ def faiss_ivf(vectors: Matrix, nlist: int, sq8: bool) -> tuple[Any, float, int]:
 
 def ivf_search(index: Any, vectors: Matrix, mask: npt.NDArray[np.bool_], nprobe: int, k: int,
                rescore: int) -> Callable[[Matrix], npt.NDArray[np.int64]]:
-    import faiss
-
-    bitmap = np.packbits(mask, bitorder="little")
-    params = faiss.SearchParametersIVF(sel=faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(
-        bitmap)), nprobe=nprobe)
-
-    def search(q: Matrix) -> npt.NDArray[np.int64]:
-        _, ids = index.search(q[None, :], rescore, params=params)
-        found = np.sort(ids[0][ids[0] >= 0])
-        return found[np.argsort(-(vectors[found] @ q))][:k]
-
-    return search
+    """The shipped search (excerpt.store.ann.search) with these knobs."""
+    config = AnnConfig(nprobe=nprobe, candidates=rescore)
+    return lambda q: ann_search(index, vectors, mask, q, k, config)[0][:k]
 
 
 def binary_search(vectors: Matrix, mask: npt.NDArray[np.bool_], k: int, shortlist: int
