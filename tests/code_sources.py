@@ -172,3 +172,26 @@ def wingtip_engine(shared_data: Callable[..., Path],
     engine.ingest(shared_data("code", "wingtip-saas"), collection="w", fmt="code",
                   embedder="none")
     return engine
+
+
+WINGTIP_NAMES: dict[str, str] = {
+    # bench/wingtip.py times the same queries
+    # query -> the node it names first (a constructor, an overload or a second definition
+    # ``#2`` of the same name follows it)
+    "TenantRepository": "CS:Events_Tenant.Common.Repositories.TenantRepository",
+    "ITenantRepository": "CS:Events_Tenant.Common.Interfaces.ITenantRepository",
+    "ITenantRepository.GetVenueDetails":
+        "CS:Events_Tenant.Common.Interfaces.ITenantRepository.GetVenueDetails",
+    "CatalogRepository.GetAllTenants":
+        "CS:Events_Tenant.Common.Repositories.CatalogRepository.GetAllTenants",
+    "Mapper.ToEventModel": "CS:Events_Tenant.Common.Mapping.Mapper.ToEventModel",
+    "TenantDbContext": "CS:Events_TenantUserApp.EF.TenantsDB.TenantDbContext",
+    "sp_DeleteEvent": "SQL:dbo.sp_DeleteEvent",
+    "sp_NewVenue": "SQL:dbo.sp_NewVenue",
+    "dbo.Venues": "SQL:dbo.Venues",
+    "[dbo].[Tenants]": "SQL:dbo.Tenants",
+    "dbo.TenantsExtended": "SQL:dbo.TenantsExtended",
+    "VenueTicketPurchases": "SQL:dbo.VenueTicketPurchases",
+    "rawCustomers": "SQL:dbo.rawCustomers",
+    "EventFacts": "SQL:dbo.EventFacts",
+}

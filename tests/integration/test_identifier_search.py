@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.code_sources import guarded_engine, wingtip_engine, write_sources
+from tests.code_sources import WINGTIP_NAMES, guarded_engine, wingtip_engine, write_sources
 
 from excerpt.engine import Engine
 from excerpt.retrieve.identifiers import Name, SuffixIndex, bare_name, query_name
@@ -159,28 +159,6 @@ def test_a_hidden_node_is_never_pinned(guarded: Engine) -> None:
     assert "SQL:dbo.usp_Tenant_Purge" not in hits
 
 
-WINGTIP: dict[str, str] = {
-    # query -> the node it names first (a constructor, an overload or a second definition
-    # ``#2`` of the same name follows it)
-    "TenantRepository": "CS:Events_Tenant.Common.Repositories.TenantRepository",
-    "ITenantRepository": "CS:Events_Tenant.Common.Interfaces.ITenantRepository",
-    "ITenantRepository.GetVenueDetails":
-        "CS:Events_Tenant.Common.Interfaces.ITenantRepository.GetVenueDetails",
-    "CatalogRepository.GetAllTenants":
-        "CS:Events_Tenant.Common.Repositories.CatalogRepository.GetAllTenants",
-    "Mapper.ToEventModel": "CS:Events_Tenant.Common.Mapping.Mapper.ToEventModel",
-    "TenantDbContext": "CS:Events_TenantUserApp.EF.TenantsDB.TenantDbContext",
-    "sp_DeleteEvent": "SQL:dbo.sp_DeleteEvent",
-    "sp_NewVenue": "SQL:dbo.sp_NewVenue",
-    "dbo.Venues": "SQL:dbo.Venues",
-    "[dbo].[Tenants]": "SQL:dbo.Tenants",
-    "dbo.TenantsExtended": "SQL:dbo.TenantsExtended",
-    "VenueTicketPurchases": "SQL:dbo.VenueTicketPurchases",
-    "rawCustomers": "SQL:dbo.rawCustomers",
-    "EventFacts": "SQL:dbo.EventFacts",
-}
-
-
 @pytest.fixture(scope="module")
 def wingtip(shared_data: Callable[..., Path],
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
@@ -190,7 +168,7 @@ def wingtip(shared_data: Callable[..., Path],
 
 
 def test_wingtip_identifiers_come_first(wingtip: Engine) -> None:
-    for query, expected in WINGTIP.items():
+    for query, expected in WINGTIP_NAMES.items():
         hits, named = ranked(wingtip, query, "bm25", 10, collection="w")
         assert named[:1] == [expected], query
         name = query.replace("[", "").replace("]", "")
