@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from excerpt.cli.ask_cmd import citation_place
+from excerpt.cli.places import citation_place
 from excerpt.engine import Engine
 from excerpt.evaluate.qa import Question, load_qa
 from excerpt.evaluate.qa_metrics import missing_facts

@@ -14,6 +14,7 @@ from excerpt.cli.main import (
     local_scope,
     principal_options,
 )
+from excerpt.cli.places import citation_place
 from excerpt.scope import Scope
 from excerpt.types import SEARCH_MODES
 
@@ -156,37 +157,3 @@ def _human(payload: dict[str, Any]) -> None:
     timings = payload["timings_ms"]
     click.echo(f"({'cautious, ' if payload['cautious'] else ''}"
                f"{timings.get('total', 0.0):.0f} ms)", err=True)
-
-
-_BOOK_KEYS = ("book", "chapter", "article", "regulation", "author")
-
-
-def citation_place(metadata: dict[str, Any]) -> str:
-    """Where a cited passage is, for its citation line. A document (PDF, Word, HTML, EPUB,
-    Markdown, text: its node has a ``path``) by its chapter, page and innermost section as the
-    reader writes them (ingest/documents/blocks.py): ``chapter 3 Storms, p. 11–12, section 2.1
-    Requirements``; books, regulations and code by their keys as ``key=value``."""
-    if "path" not in metadata or "regulation" in metadata:
-        return ", ".join(f"{k}={v}" for k, v in metadata.items() if k in _BOOK_KEYS)
-    parts = []
-    if isinstance(metadata.get("chapter"), int):
-        parts.append(" ".join(str(p) for p in ("chapter", metadata["chapter"],
-                                                metadata.get("chapter_title")) if p))
-    page = page_place(metadata)
-    if page:
-        parts.append(page)
-    headings = metadata.get("headings") or str(metadata.get("section") or "").split(" > ")
-    if headings[-1]:
-        parts.append(f"section {headings[-1]}")
-    return ", ".join(parts)
-
-
-def page_place(metadata: dict[str, Any]) -> str:
-    """``p. 12``, ``p. 11–12`` for a passage spanning pages, the printed label (``p. iv``)
-    when the PDF gives one; empty without a page."""
-    if metadata.get("page_label"):
-        return f"p. {metadata['page_label']}"
-    page, end = metadata.get("page"), metadata.get("page_end")
-    if page is None:
-        return ""
-    return f"p. {page}–{end}" if end is not None and end != page else f"p. {page}"

@@ -18,6 +18,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from excerpt.cli.places import citation_place
 from excerpt.engine import EMBEDDERS, Engine
 from excerpt.errors import ExcerptError, InputError
 from excerpt.ingest import FORMATS
@@ -293,8 +294,6 @@ def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | 
     payload = result.to_json()
 
     def human() -> None:
-        from excerpt.cli.ask_cmd import citation_place
-
         if not result.hits:
             click.echo("no hits")
         for rank, hit in enumerate(result.hits, start=1):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from excerpt.cli.ask_cmd import citation_place
+from excerpt.cli.places import citation_place
 
 
 @pytest.mark.parametrize(
