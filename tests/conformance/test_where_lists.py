@@ -63,3 +63,22 @@ def test_a_list_matches_the_values_it_holds(store_engine: Engine, tmp_path: Path
         assert hits(engine, where) == expected, where
         if len(where) == 1:
             assert ordinals(engine, next(iter(where.items()))) == expected, where
+
+
+def test_a_filter_asks_the_store_once_per_snapshot(tmp_path: Path, monkeypatch: Any) -> None:
+    """An ask scoped to a page searches several times; the store answers the filter once."""
+    engine = Engine(tmp_path / "home")
+    engine.ingest(corpus(tmp_path / "c" / "corpus.jsonl", RECORDS).parent, collection="c",
+                  embedder="none")
+    asked: list[tuple[str, Any]] = []
+    real = engine.store.metadata_ordinals
+
+    def counted(snapshot_id: str, key: str, value: Any) -> list[int]:
+        asked.append((key, value))
+        return real(snapshot_id, key, value)
+
+    monkeypatch.setattr(engine.store, "metadata_ordinals", counted)
+    first = hits(engine, {"pages": 12})
+    assert hits(engine, {"pages": 12}) == first and asked == [("pages", 12)]
+    assert hits(engine, {"pages": "12"}) == {"text"} and asked[-1] == ("pages", "12")
+    engine.close()

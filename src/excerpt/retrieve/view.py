@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import repeat
 from typing import Any, NamedTuple
 
@@ -88,9 +89,8 @@ def build_view(
         if info.snapshot_id in shadows:
             mask = mask & ~shadows[info.snapshot_id]
         for key, value in sorted(metadata.items()):
-            allowed = np.zeros(seg.size, dtype=bool)
-            allowed[store.metadata_ordinals(info.snapshot_id, key, value)] = True
-            mask = mask & allowed
+            mask = mask & seg.metadata_mask(key, value, partial(
+                store.metadata_ordinals, info.snapshot_id, key, value))
         visible, length = mask_stats(seg, mask)
         parts.append(ViewPart(info, seg, mask, visible, length, seen))
     return View(parts)

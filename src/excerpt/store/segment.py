@@ -39,7 +39,7 @@ import json
 import os
 import threading
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import pairwise
@@ -65,6 +65,7 @@ BLOCK_SHIFT = 10  # block-max entries cover 1024 ordinals
 LONG_POSTINGS = 512  # terms with at least this many postings get block-max entries
 WEIGHTS_CACHED = 4_000_000  # postings up to which a segment caches its term weights
 NORMS_KEPT = 16  # length norms kept per segment (one per view statistics; 4 bytes a node)
+FILTERS_KEPT = 64  # metadata filter masks kept per segment (1 byte a node each)
 
 
 def _csr(groups: Sequence[Sequence[str]], vocab: list[str]) -> tuple[IntArray, IntArray]:
@@ -211,6 +212,7 @@ class Segment:
         self._norms: dict[tuple[float, float, float], FloatArray] = {}
         self._weights: dict[tuple[float, float, float], FloatArray] = {}
         self._arrays: dict[str, npt.NDArray[Any]] = {}
+        self._filters: dict[tuple[str, str], BoolArray] = {}
 
     def _load(self, name: str) -> npt.NDArray[Any]:
         """Memory-mapped, seen as a plain ndarray: np.memmap's slicing costs ~6 us a call.
@@ -367,6 +369,22 @@ class Segment:
         if mask is None:
             mask = self._compute_visible(principal)
             self._masks[principal] = mask
+        return mask
+
+    def metadata_mask(self, key: str, value: Any,
+                      ordinals: Callable[[], Sequence[int]]) -> BoolArray:
+        """Which nodes a metadata filter ``key=value`` keeps (``ordinals()``: the store's
+        answer), kept per filter: an ask scoped to "page 12" searches several times, and a
+        snapshot never changes, so the store is asked once."""
+        found = (key, json.dumps(value, sort_keys=True))  # 12, 12.0 and "12" stay apart
+        mask = self._filters.get(found)
+        if mask is None:
+            if len(self._filters) >= FILTERS_KEPT:  # the oldest goes
+                for oldest in list(self._filters)[:1]:
+                    self._filters.pop(oldest, None)
+            mask = np.zeros(self.size, dtype=bool)
+            mask[list(ordinals())] = True
+            self._filters[found] = mask
         return mask
 
     def length_norm(self, avgdl: float, k1: float, b: float) -> FloatArray:
