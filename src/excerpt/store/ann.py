@@ -8,8 +8,9 @@ query); binary codes with float re-scoring cut the bytes but not the linear scan
 HNSW (efSearch 256, 100 re-scored) fell to 0.48, each document's ~190 noisy copies making
 clusters that 8-bit distances cannot order; this IVF (4,000 cells of 8-bit vectors, 256
 probed, 400 candidates re-scored in float) found 1.0 of it in 5.2 ms p50, 6.6 ms p95, an index
-of 380 MB built in about 1-1.5 minutes. So segments of at least ``dense_index_min_nodes`` nodes (setting) get
-``vectors.ivf`` when they are written; smaller ones are scanned exactly, fast there.
+of 380 MB built in about 1-1.5 minutes. So segments of at least ``dense_index_min_nodes``
+nodes (setting) get ``vectors.ivf`` when they are written; smaller ones are scanned exactly,
+fast there.
 
 Security: the search takes the caller's mask as a faiss ``IDSelectorBitmap``, so a hidden
 node is never a result; when the mask leaves under :attr:`AnnConfig.min_visible` of the
