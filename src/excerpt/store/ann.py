@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from excerpt.settings import Settings
+
 INDEX_FILE = "vectors.ivf"
 FloatArray = npt.NDArray[np.float32]
 BoolArray = npt.NDArray[np.bool_]
@@ -37,7 +39,9 @@ BoolArray = npt.NDArray[np.bool_]
 class AnnConfig:
     """When a segment gets an index, how it is built, and how it is searched."""
 
-    min_nodes: int = 200_000
+    min_nodes: int = Settings.dense_index_min_nodes
+    """Nodes from which a segment gets an index: the setting's default, declared there once
+    (an import passes the setting it runs with)."""
     cells_per_sqrt: int = 4
     """Cells: 4 x sqrt(nodes) (4,000 at 1M), each trained on 40 sampled nodes."""
     nprobe: int = 256

@@ -118,3 +118,9 @@ def test_ingest_indexes_a_snapshot_of_at_least_dense_index_min_nodes(tmp_path: P
     assert found.hits and not any("approximate" in n
                                   for n in found.to_json()["analysis"]["notes"])
     plain.close()
+
+
+def test_the_index_threshold_is_declared_once_in_the_settings() -> None:
+    from excerpt.settings import Settings
+
+    assert AnnConfig().min_nodes == Settings().dense_index_min_nodes
