@@ -12,6 +12,13 @@ BM25 is measured twice on the same segment in one process, ``--repeat`` times al
 exhaustive (every match scored) and with block-max pruning (retrieve/pruning.py), and the two
 rankings are checked equal (ids and scores) on every query; medians over repeats are reported.
 ``--modes bm25`` skips hybrid.
+
+``--sources S`` splits the nodes into S snapshots of one collection (10M as 10 x 1M: one
+segment each, published one after the other as separate imports are); ``--vectors scifact``
+stores SciFact's MiniLM vectors replicated with noise (bench/dense_ann.py) instead of random
+ones, ``--vectors none`` none. A segment of ``dense_index_min_nodes`` vectors or more gets its
+IVF index as an import builds it (``--no-index``: not). Peak memory (VmHWM) of the build and of
+the search process is reported.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import psutil
 from excerpt.engine import Engine
 from excerpt.evaluate.metrics import latency_summary
 from excerpt.retrieve import lexical
+from excerpt.store.ann import AnnConfig
 from excerpt.store.base import SnapshotPayload
 from excerpt.store.segment import write_segment
 from excerpt.store.sqlite import SQLiteStore
@@ -37,38 +45,77 @@ from excerpt.types import Document, Filters, Node, Principal
 
 VOCAB = 200_000
 DIM = 384
+SCIFACT_CACHE = Path("/tmp/excerpt-scifact-minilm.npz")
 
 
 def words(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.minimum(rng.zipf(1.1, n), VOCAB) - 1
 
 
-def build(home: Path, n: int, seed: int = 0) -> dict[str, float]:
+def build(home: Path, n: int, seed: int = 0, sources: int = 1, vectors: str = "random",
+          index: bool = True) -> dict[str, float]:
+    """``n`` nodes in ``sources`` snapshots of one collection (one segment each), published
+    one after the other as separate imports are; with ``index``, a segment of at least
+    ``dense_index_min_nodes`` vectors gets its IVF index, as an import builds it."""
+    store = SQLiteStore(home)
+    per = [n // sources + (1 if s < n % sources else 0) for s in range(sources)]
+    times = {"segment_build_s": 0.0, "build_and_publish_s": 0.0}
+    t0 = time.perf_counter()
+    for s, count in enumerate(per):
+        t = time.perf_counter()
+        run = store.begin_run("scale", f"synthetic-{s}", "synthetic")
+        ids, tokens, acl, vecs = _nodes(count, seed + s, f"s{s}-" if sources > 1 else "",
+                                        vectors)
+        write_segment(store.staging_dir(run), ids, tokens, acl, [() for _ in ids], vecs,
+                      {"analyzer": "synthetic", "embed_model": "minilm" if vecs is not None
+                       else None}, ann=AnnConfig() if index else None)
+        times["segment_build_s"] += time.perf_counter() - t
+        nodes = [Node(ids[i], "doc", " ".join(tokens[i][:20]), acl_tags=acl[i])
+                 for i in range(count)]
+        del tokens, vecs
+        store.publish(run, SnapshotPayload("scale", f"synthetic-{s}",
+                                           [Document("doc", f"synthetic-{s}", "")], nodes, [],
+                                           [], store.staging_dir(run),
+                                           embed_model="minilm" if vectors != "none" else None),
+                      0.0)
+        del nodes
+        print(json.dumps({"source": s, "nodes": count, "s": round(time.perf_counter() - t, 1)}),
+              flush=True)
+    times["build_and_publish_s"] = time.perf_counter() - t0
+    size = sum(p.stat().st_size for p in store.segments_dir.rglob("*") if p.is_file())
+    store.close()
+    disk = sum(p.stat().st_size for p in home.rglob("*") if p.is_file())
+    return {**times, "segment_bytes": float(size), "home_bytes": float(disk),
+            "build_peak_rss_mb": _peak_mb()}
+
+
+def _nodes(n: int, seed: int, prefix: str, vectors: str
+           ) -> tuple[list[str], list[list[str]], list[tuple[str, ...]], np.ndarray | None]:
     rng = np.random.default_rng(seed)
     lengths = rng.poisson(60, n).clip(5, 200)
     flat = words(rng, int(lengths.sum()))
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     vocab = np.array([f"w{i}" for i in range(VOCAB)], dtype=object)
     tokens = [list(vocab[flat[offsets[i]:offsets[i + 1]]]) for i in range(n)]
-    vectors = rng.standard_normal((n, DIM), dtype=np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    ids = [f"n{i:07d}" for i in range(n)]
+    vecs: np.ndarray | None = None
+    if vectors == "random":
+        vecs = rng.standard_normal((n, DIM), dtype=np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    elif vectors == "scifact":  # real MiniLM vectors replicated with noise (bench/dense_ann)
+        from dense_ann import replicate, scifact_vectors
+
+        vecs = replicate(scifact_vectors(SCIFACT_CACHE)[0], n, 0.025, seed)
+    ids = [f"{prefix}n{i:07d}" for i in range(n)]
     acl = [("team",) if i % 7 == 0 else () for i in range(n)]
-    store = SQLiteStore(home)
-    t = time.perf_counter()
-    run = store.begin_run("scale", "synthetic", "synthetic")
-    write_segment(store.staging_dir(run), ids, tokens, acl, [() for _ in ids], vectors,
-                  {"analyzer": "synthetic", "embed_model": "minilm"})
-    t_segment = time.perf_counter() - t
-    nodes = [Node(ids[i], "doc", " ".join(tokens[i][:20]), acl_tags=acl[i]) for i in range(n)]
-    store.publish(run, SnapshotPayload("scale", "synthetic", [Document("doc", "synthetic", "")],
-                                       nodes, [], [], store.staging_dir(run),
-                                       embed_model="minilm"), 0.0)
-    t_total = time.perf_counter() - t
-    size = sum(p.stat().st_size for p in (store.segments_dir / f"run-{run}").iterdir())
-    store.close()
-    return {"segment_build_s": t_segment, "build_and_publish_s": t_total,
-            "segment_bytes": float(size)}
+    return ids, tokens, acl, vecs
+
+
+def _peak_mb() -> float:
+    """This process's peak resident memory (VmHWM), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024)
+    return 0.0
 
 
 def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
@@ -87,7 +134,7 @@ def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
             stages.setdefault(stage, []).append(ms)
     rss = psutil.Process().memory_info().rss
     engine.close()
-    return {"latency_ms": latency_summary(lat), "rss_mb": rss / 2**20,
+    return {"latency_ms": latency_summary(lat), "rss_mb": rss / 2**20, "peak_rss_mb": _peak_mb(),
             "stage_p50_ms": {k: round(float(np.median(v)), 2) for k, v in stages.items()},
             "rankings": rankings}
 
@@ -125,6 +172,12 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--repeat", type=int, default=3, help="BM25 runs per variant")
     parser.add_argument("--modes", default="bm25,hybrid")
+    parser.add_argument("--sources", type=int, default=1,
+                        help="split the nodes into this many snapshots (segments)")
+    parser.add_argument("--vectors", choices=("random", "scifact", "none"), default="random",
+                        help="random unit vectors, SciFact MiniLM replicated, or none")
+    parser.add_argument("--no-index", action="store_true",
+                        help="no IVF index even for segments of dense_index_min_nodes+")
     parser.add_argument("--reuse", action="store_true",
                         help="Search the home a previous run built (same --nodes)")
     args = parser.parse_args()
@@ -133,11 +186,11 @@ def main() -> int:
     queries = [" ".join(f"w{w}" for w in words(rng, int(rng.integers(2, 6))))
                for _ in range(args.queries)]
     for n in args.nodes or [100_000]:
-        home = args.out / f"home-{n}"
+        home = args.out / (f"home-{n}" + (f"-x{args.sources}" if args.sources > 1 else ""))
         row: dict[str, Any] = {"nodes": n}
         if not args.reuse:
             shutil.rmtree(home, ignore_errors=True)
-            row.update(build(home, n))
+            row.update(build(home, n, 0, args.sources, args.vectors, not args.no_index))
         modes = args.modes.split(",")
         if "bm25" in modes:
             row.update(measure_bm25(home, queries, args.repeat))
