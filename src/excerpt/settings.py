@@ -38,6 +38,13 @@ class Settings:
         200_000, "Snapshots of at least this many embedded nodes get an IVF index: semantic "
                  "search probes it (approximate, noted; 1.0 of the exact top 10 at 1M nodes in "
                  "bench/dense_ann.py) instead of scanning every vector. 0: never.")
+    pg_dense_index: str = _setting(
+        "exact", "PostgreSQL store: semantic search scans every visible vector ('exact') or "
+                 "walks an HNSW index ('hnsw': pgvector iterative scans keep the caller's "
+                 "filters in the walk; approximate, noted).")
+    pg_hnsw_ef_search: int = _setting(
+        100, "PostgreSQL store, pg_dense_index hnsw: candidates kept while walking the index "
+             "(at least the depth asked; more: better recall, slower).")
     korean_share_for_e5: float = _setting(
         0.2, "Share of Korean nodes above which e5 embeds an import.")
     graph_max_depth: int = _setting(2, "Graph expansion: deepest level reached from a seed.")

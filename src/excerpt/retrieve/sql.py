@@ -9,9 +9,10 @@ scored, so a hidden node never reaches a ranking or a statistic:
   count the visible nodes of the whole view at query time; scores are rounded to float32 as
   the segment code's are, ties broken by id, then by the snapshot's place in the view.
 - Dense: exact inner product with pgvector (``<#>``) over the visible rows of the snapshots
-  embedded by each model; exact rather than HNSW, because the predicate must hold before the
-  ranking and the result must equal the embedded backend's (HNSW is measured in
-  docs/scale-out.md).
+  embedded by each model, so the result equals the embedded backend's; or, with the store's
+  ``dense_index`` (setting ``pg_dense_index: hnsw``, store/pg_hnsw.py), a walk of the HNSW
+  index with the view's predicate in the same query (pgvector's iterative scan), approximate
+  and listed so in ``view.approximate``, redone exactly when the walk ends short.
 - Graph: node status and outgoing edges of a whole BFS frontier in two queries per level.
 
 Candidates use the view's part index, so fusion, fetch and tracing are shared with the
@@ -23,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,7 @@ import numpy.typing as npt
 from excerpt.graph.expand import NodeStatus
 from excerpt.retrieve.view import Candidate
 from excerpt.store.base import SnapshotInfo
+from excerpt.store.pg_hnsw import HnswConfig
 from excerpt.store.pg_where import metadata_test
 from excerpt.store.postgres import PostgresStore, vector_text
 from excerpt.types import Edge, Node, Principal
@@ -65,6 +67,9 @@ class SqlView:
     shadowing: list[str] | None = None
     """The view's snapshot ids by import (run) order when two of them hold one node id: the
     last holds it (retrieve/view.py ``shadowed``); None when no id repeats."""
+    approximate: list[str] = field(default_factory=list)
+    """Snapshots whose dense ranking came from the HNSW index in this search (as
+    retrieve/view.py View.approximate)."""
     _where: tuple[str, list[Any]] | None = field(default=None, repr=False)
 
     @property
@@ -111,6 +116,17 @@ class SqlView:
 
 Rows = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 """Runs one query and returns its rows (the store's pooled connection)."""
+
+
+class HnswSearch(Protocol):
+    """What an index walk needs: the index's settings and a query run after ``SET LOCAL``s
+    (PostgresStore)."""
+
+    @property
+    def dense_index(self) -> HnswConfig | None: ...
+
+    def query_with(self, settings: Sequence[str], sql: str,
+                   args: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
 
 def sql_clashes(rows: Rows, snapshot_ids: Sequence[str]) -> bool:
@@ -241,28 +257,84 @@ def sql_has_relations(rows: Rows, view: SqlView, relations: Sequence[str]) -> bo
 
 
 def sql_dense(rows: Rows, view: SqlView, embed_query: Callable[[str], QueryEmbedder | None],
-              query: str, depth: int) -> list[Candidate]:
-    """Cosine (inner product of normalised vectors) per model, merged by score then id."""
-    where, params = view.where()
+              query: str, depth: int, hnsw: HnswSearch | None = None) -> list[Candidate]:
+    """Cosine (inner product of normalised vectors) per model, merged by score then id; through
+    the HNSW index when ``hnsw`` (default: the store's ``dense_index``, when ``rows`` is a
+    PostgresStore's ``query``) is given, the snapshots then listed in ``view.approximate``."""
+    hnsw = hnsw if hnsw is not None else _store_hnsw(rows)
     pool: list[Candidate] = []
     for model in sorted({m for p in view.parts if (m := p.info.embed_model)}):
         embedder = embed_query(model)
         if embedder is None:
             continue
         sids = [p.info.snapshot_id for p in view.parts if p.info.embed_model == model]
-        vector = vector_text(embedder(query))  # as stored: the float32 values, exactly
-        sql = f"""
-            WITH scored AS (
-                SELECT v.snapshot_id, v.ordinal, (-(v.embedding <#> %s::vector))::real AS score
-                FROM node_vectors v WHERE v.snapshot_id = ANY(%s))
-            SELECT array_position(%s::text[], n.snapshot_id) AS pos, n.ordinal, n.id, s.score
-            FROM scored s JOIN nodes n ON n.snapshot_id = s.snapshot_id
-                AND n.ordinal = s.ordinal
-            WHERE {where}
-            ORDER BY s.score DESC, n.id, pos LIMIT %s"""
-        pool += _candidates(view, rows(sql, [vector, sids, view.snapshot_ids, *params, depth]))
+        vector = embedder(query)
+        found = None if hnsw is None else _hnsw_dense(hnsw, view, sids, vector, depth)
+        if found is None:
+            found = _exact_dense(rows, view, sids, vector, depth)
+        else:
+            view.approximate += [s for s in sids if s not in view.approximate]
+        pool += found
     pool.sort(key=lambda c: (-c.score, c.id, c.part))
     return pool[:depth]
+
+
+def _exact_dense(rows: Rows, view: SqlView, sids: list[str], vector: npt.NDArray[np.float32],
+                 depth: int) -> list[Candidate]:
+    """Every visible vector of ``sids`` scored: the exact ranking (ties by id, then part)."""
+    where, params = view.where()
+    sql = f"""
+        WITH scored AS (
+            SELECT v.snapshot_id, v.ordinal, (-(v.embedding <#> %s::vector))::real AS score
+            FROM node_vectors v WHERE v.snapshot_id = ANY(%s))
+        SELECT array_position(%s::text[], n.snapshot_id) AS pos, n.ordinal, n.id, s.score
+        FROM scored s JOIN nodes n ON n.snapshot_id = s.snapshot_id
+            AND n.ordinal = s.ordinal
+        WHERE {where}
+        ORDER BY s.score DESC, n.id, pos LIMIT %s"""
+    # as stored: the float32 values, exactly
+    return _candidates(view, rows(sql, [vector_text(vector), sids, view.snapshot_ids, *params,
+                                        depth]))
+
+
+def _hnsw_dense(hnsw: HnswSearch, view: SqlView, sids: list[str],
+                vector: npt.NDArray[np.float32], depth: int) -> list[Candidate] | None:
+    """The index walk: the view's predicate in the same query (a hidden node is never
+    returned), pgvector's iterative scan going on while it filters rows out. None when the walk
+    ended short of ``depth`` rows with more visible (max_scan_tuples reached): the caller then
+    scans exactly, so a selective filter still gets its rows."""
+    config = hnsw.dense_index
+    if config is None:
+        return None
+    where, params = view.where()
+    dims = int(vector.shape[0])  # literals: the partial index's predicate must match at plan
+    distance = f"(v.embedding::vector({dims}) <#> %s::vector({dims}))"
+    sql = f"""
+        SELECT * FROM (
+            SELECT array_position(%s::text[], n.snapshot_id) AS pos, n.ordinal, n.id,
+                   (-(v.embedding <#> %s::vector))::real AS score
+            FROM node_vectors v JOIN nodes n ON n.snapshot_id = v.snapshot_id
+                AND n.ordinal = v.ordinal
+            WHERE v.snapshot_id = ANY(%s) AND vector_dims(v.embedding) = {dims} AND {where}
+            ORDER BY {distance} LIMIT %s) near
+        ORDER BY score DESC, id, pos"""
+    text = vector_text(vector)
+    found = hnsw.query_with(config.search_settings(depth), sql,
+                            [view.snapshot_ids, text, sids, *params, text, depth])
+    if len(found) < min(depth, view.visible):
+        return None
+    return _candidates(view, found)
+
+
+def _store_hnsw(rows: Rows) -> HnswSearch | None:
+    """The store behind ``rows`` when it is a PostgresStore's ``query`` with an HNSW index on.
+
+    SqlAccess hands this module ``store.query``; the store's own setting then holds without
+    every caller passing it."""
+    store = getattr(rows, "__self__", None)
+    if isinstance(store, PostgresStore) and store.dense_index is not None:
+        return store
+    return None
 
 
 def sql_has_vectors(view: SqlView) -> bool:

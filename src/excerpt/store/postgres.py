@@ -28,6 +28,7 @@ from excerpt.errors import DependencyError, InputError, StoreError
 from excerpt.store._records import RecordQueries
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.deletion import delete_statements
+from excerpt.store.pg_hnsw import HnswConfig, ensure_indexes
 from excerpt.store.pg_where import metadata_test
 from excerpt.store.segment import Segment
 from excerpt.store.sources import SourceRecords
@@ -59,11 +60,14 @@ def _psycopg() -> Any:
 
 
 class PostgresStore(SourceRecords, RecordQueries):
-    """The store protocol on PostgreSQL; ``scratch`` is a local folder for runs being built."""
+    """The store protocol on PostgreSQL; ``scratch`` is a local folder for runs being built;
+    ``dense_index`` (store/pg_hnsw.py) makes semantic search walk an HNSW index, built when
+    the store opens and after each import, instead of scanning every vector (None: exact)."""
 
-    def __init__(self, url: str, scratch: Path, max_connections: int = 10) -> None:
+    def __init__(self, url: str, scratch: Path, max_connections: int = 10,
+                 dense_index: HnswConfig | None = None) -> None:
         psycopg, pool = _psycopg()
-        self.url, self.scratch = url, scratch
+        self.url, self.scratch, self.dense_index = url, scratch, dense_index
         self._errors = psycopg.Error
         try:  # one plain connection first: a refused or unknown server fails fast and clearly
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
@@ -71,6 +75,8 @@ class PostgresStore(SourceRecords, RecordQueries):
                 from excerpt.store.pg_schema import migrate
 
                 self.applied_now = migrate(conn)
+                if dense_index is not None:
+                    ensure_indexes(conn, dense_index)
         except psycopg.Error as exc:
             reason = " ".join(str(exc).split())
             raise StoreError(f"cannot reach PostgreSQL at {_safe(url)}: {reason} (is the server "
@@ -115,6 +121,15 @@ class PostgresStore(SourceRecords, RecordQueries):
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one statement on a pooled connection (excerpt's errors, not psycopg's)."""
         with self._conn() as conn:
+            return list(conn.execute(sql, args).fetchall())
+
+    def query_with(self, settings: Sequence[str], sql: str,
+                   args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of ``sql`` after ``settings`` (``SET LOCAL`` statements), in one transaction
+        so the settings end with it and never leak to the pooled connection's next user."""
+        with self.transaction() as conn:
+            for statement in settings:
+                conn.execute(statement)
             return list(conn.execute(sql, args).fetchall())
 
     # -- import runs ----------------------------------------------------------------------------
@@ -193,6 +208,8 @@ class PostgresStore(SourceRecords, RecordQueries):
         not with the database)."""
         with self._conn() as conn:
             conn.execute("VACUUM (ANALYZE) nodes, node_vectors, postings")
+            if self.dense_index is not None:  # a new model's dimension gets its index
+                ensure_indexes(conn, self.dense_index)
 
     def fail_run(self, run_id: int, message: str, errors: Sequence[IngestIssue],
                  seconds: float) -> None:
@@ -360,8 +377,6 @@ def _copy_content(conn: Any, snapshot_id: str, p: SnapshotPayload, segment: Segm
 def vector_text(vector: npt.NDArray[np.float32]) -> str:
     """pgvector's text form; 9 significant digits give back the same float32 values."""
     return "[" + ",".join(f"{x:.9g}" for x in np.asarray(vector, np.float32).tolist()) + "]"
-
-
 
 
 def _safe(url: str) -> str:
