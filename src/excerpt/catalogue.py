@@ -119,6 +119,10 @@ class Catalogue:
         principal, a snapshot or set of which it may see no node is absent to it."""
         if filters.snapshot_id and filters.snapshot_set:
             raise InputError("give either a snapshot or a snapshot set, not both")
+        if not (filters.snapshot_id or filters.snapshot_set):
+            latest = self.store.latest_snapshots(filters.collection)
+            if latest:  # a snapshot's collection exists: one query, not two, per search
+                return latest
         if filters.collection not in self.store.collections():
             raise self.missing_collection(filters.collection, principal)
         if filters.snapshot_id:
@@ -130,7 +134,7 @@ class Catalogue:
                                     f"{filters.collection!r}")
             infos = self._set(filters.snapshot_set, filters.collection, missing)
         else:
-            return self.store.latest_snapshots(filters.collection)
+            return []  # a collection with no live source
         if principal is not None and not self.access.seen_snapshots(infos, principal):
             raise missing
         return infos

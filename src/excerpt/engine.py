@@ -50,6 +50,7 @@ from excerpt.retrieve.access import Access, access_for
 from excerpt.retrieve.citations import pin_named
 from excerpt.retrieve.dense import QueryEmbedder
 from excerpt.retrieve.fusion import blend, rrf
+from excerpt.retrieve.identifiers import view_has_code
 from excerpt.retrieve.relations import code_pins, read_question
 from excerpt.retrieve.view import Candidate, View
 from excerpt.settings import Settings
@@ -406,6 +407,8 @@ class Engine:
         """Nodes a search pins first: those whose id the query gives (retrieve/citations.py),
         then the code objects it names or asks about (retrieve/relations.py), each once."""
         exact = self.access.named(view, ids)
+        if isinstance(view, View) and not view_has_code(view):
+            return exact  # no code node to name: code_pins would find nothing
         code = code_pins(query, lambda names: self.access.code_ids(view, names),
                          lambda: self.access.graph(view))
         known = {c.id for c in exact}

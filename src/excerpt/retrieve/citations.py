@@ -33,18 +33,23 @@ def candidate_ids(query: str) -> list[str]:
     """Ids the query may name, in the order they appear (pairs before the single words)."""
     words = _BRACKETS.sub(" ", query).split()[:MAX_WORDS]
     out: list[str] = []
-    for i, word in enumerate(words):
-        if i + 1 < len(words):
-            out.append(f"{word} {words[i + 1]}")
-            if (article := _ARTICLE.match(words[i + 1])) and article.group() != words[i + 1]:
-                out.append(f"{word} {article.group()}")
-        out.append(word)
+    append = out.append
+    for i, word in enumerate(words, 1):
+        if i < len(words):
+            after = words[i]
+            append(f"{word} {after}")
+            # "제" first: the article pattern is not tried on words that cannot match it
+            if "제" in after and (article := _ARTICLE.match(after)) and article.group() != after:
+                append(f"{word} {article.group()}")
+        append(word)
     return list(dict.fromkeys(out))
 
 
 def named_nodes(view: View, ids: Sequence[str]) -> list[Candidate]:
     """Visible nodes among ``ids`` in the order given, each once (score 0; the caller places
     them)."""
+    if not any(part.segment.ordinal_of.keys() & ids for part in view.parts):
+        return []  # the usual case, tested at C speed: the query names no node
     found: list[Candidate] = []
     seen: set[str] = set()
     for node_id in ids:

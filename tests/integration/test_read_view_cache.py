@@ -1,0 +1,103 @@
+"""The embedded store keeps the catalogue's read view (collections, latest snapshots) until the
+database changes (store/sqlite.py ``_memo``): a search never sees a stale view, whoever wrote.
+
+Each test searches first (so the view is cached), changes the store from somewhere else (another
+process, another connection in this process, another thread, this very connection) and checks
+the next search sees the change: a new source published, a source retired, a collection deleted.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from excerpt.engine import Engine
+from excerpt.errors import NotFoundError
+from excerpt.types import Filters, Principal
+
+ADMIN = Principal.admin()
+FILTERS = Filters(collection="docs")
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text, encoding="utf-8")
+    return folder / name
+
+
+def sources(engine: Engine, query: str = "lantern river meadow") -> list[str]:
+    hits = engine.search(query, FILTERS, ADMIN, "bm25", 10).hits
+    return sorted({h.node.source for h in hits})
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    engine = Engine(tmp_path / "home")
+    engine.ingest(write(tmp_path / "a", "river.txt", "The river runs past the mill."),
+                  collection="docs", embedder="none", source="river")
+    assert sources(engine) == ["river"]
+    return engine
+
+
+def ingest_meadow(home: Path, tmp_path: Path) -> None:
+    other = Engine(home)
+    other.ingest(write(tmp_path / "b", "meadow", "Violet flowers in the meadow."),
+                 collection="docs", embedder="none", source="meadow")
+    other.close()
+
+
+def test_a_snapshot_published_by_another_process_is_seen(engine: Engine, tmp_path: Path
+                                                         ) -> None:
+    path = write(tmp_path / "b", "lantern.txt", "A lantern burns in the harbor.")
+    code = ("import sys; from excerpt.engine import Engine; "
+            "Engine(sys.argv[1]).ingest(sys.argv[2], collection='docs', embedder='none', "
+            "source='lantern')")
+    subprocess.run([sys.executable, "-c", code, str(engine.home), str(path)], check=True)
+    assert sources(engine) == ["lantern", "river"]
+
+
+def test_another_connection_and_another_thread_are_seen(engine: Engine, tmp_path: Path
+                                                        ) -> None:
+    ingest_meadow(engine.home, tmp_path)  # another store instance: its own connection
+    assert sources(engine) == ["meadow", "river"]
+    worker = threading.Thread(target=lambda: engine.ingest(
+        write(tmp_path / "c", "lantern.txt", "A lantern in the harbor."),
+        collection="docs", embedder="none", source="lantern"))
+    worker.start()  # the same store, the worker thread's own connection
+    worker.join()
+    assert sources(engine) == ["lantern", "meadow", "river"]
+
+
+def test_this_connections_own_writes_are_seen(engine: Engine, tmp_path: Path) -> None:
+    ingest_meadow(engine.home, tmp_path)
+    assert sources(engine) == ["meadow", "river"]
+    engine.store.retire_sources("docs", ["meadow"])  # the searching thread's connection
+    assert sources(engine) == ["river"]
+
+
+def test_a_source_retired_elsewhere_is_gone(engine: Engine, tmp_path: Path) -> None:
+    ingest_meadow(engine.home, tmp_path)
+    assert sources(engine) == ["meadow", "river"]
+    other = Engine(engine.home)
+    other.store.retire_sources("docs", ["river"])
+    other.close()
+    assert sources(engine) == ["meadow"]
+
+
+def test_a_collection_deleted_by_another_process_is_not_found(engine: Engine) -> None:
+    code = ("import sys; from excerpt.engine import Engine; "
+            "Engine(sys.argv[1]).catalogue.delete_collection('docs')")
+    subprocess.run([sys.executable, "-c", code, str(engine.home)], check=True)
+    with pytest.raises(NotFoundError, match="no collection 'docs'"):
+        engine.search("river", FILTERS, ADMIN, "bm25", 10)
+
+
+def test_cached_reads_are_copies(engine: Engine) -> None:
+    first = engine.store.latest_snapshots("docs")
+    first.clear()
+    assert len(engine.store.latest_snapshots("docs")) == 1
+    assert engine.store.collections() == ["docs"]
