@@ -178,21 +178,33 @@ def unresolved_summary(unresolved: dict[str, list[str]], shown: int = 3) -> str:
               help="Name of the source (default: the paths); its snapshots replace each other.")
 @click.option("--embedder", type=click.Choice(EMBEDDERS), default="auto", show_default=True,
               help="auto: MiniLM for English, multilingual e5 for Korean; none: BM25 only.")
+@click.option("--ray", "ray_address", default=None, metavar="ADDRESS",
+              help="Embed the batches on a Ray cluster: auto (the cluster `ray start` made "
+                   "here), HOST:PORT, ray://HOST:PORT, or local (a private one for this run); "
+                   "the rest of the import runs here. Needs ray: pip install \"excerpt[cluster]\".")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @json_option
 @click.pass_context
 @handles_errors
 def ingest(ctx: click.Context, paths: tuple[Path, ...], collection: str, fmt: str,
            acl_tags: tuple[str, ...], labels: tuple[str, ...], snapshot_name: str | None,
-           source: str | None, embedder: str, no_progress: bool) -> None:
+           source: str | None, embedder: str, ray_address: str | None,
+           no_progress: bool) -> None:
     """Import PATHS (files or folders) as one new snapshot of a source."""
     engine: Engine = ctx.obj["engine"]
+    options: dict[str, Any] = {
+        "collection": collection, "fmt": fmt, "acl_tags": acl_tags,
+        "classification_labels": labels, "snapshot_name": snapshot_name,
+        "embedder": embedder, "source": source}
     with progress_bar(not no_progress) as update:
-        result = engine.ingest(
-            list(paths), collection=collection, fmt=fmt, acl_tags=acl_tags,
-            classification_labels=labels, snapshot_name=snapshot_name, embedder=embedder,
-            source=source, progress=update,
-        )
+        if ray_address is None:
+            result = engine.ingest(list(paths), progress=update, **options)
+        else:  # Engine.ingest has no ray keyword yet: the same Importer it runs, given one
+            from excerpt.embed import get_embedder
+            from excerpt.ingest.pipeline import Importer
+
+            result = Importer(engine.store, engine.settings, get_embedder).run(
+                list(paths), progress=update, ray=ray_address, **options)
     payload = result.to_json()
 
     def human() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -55,12 +55,25 @@ class MemoryVectorCache:
             return len(self._data)
 
 
+BatchRunner = Callable[[Embedder, list[list[str]]], Iterator[tuple[int, FloatMatrix]]]
+"""runner(embedder, batches) yields ``(index of the batch, its vectors)`` for every batch, in
+any order: in this process (:func:`run_in_order`) or spread over a cluster
+(:mod:`excerpt.embed.ray_embed`)."""
+
+
+def run_in_order(embedder: Embedder, batches: list[list[str]]) -> Iterator[tuple[int, FloatMatrix]]:
+    """Each batch embedded here, one after the other (the embedder uses the cores itself)."""
+    for index, batch in enumerate(batches):
+        yield index, embedder.embed_documents(batch)
+
+
 def embed_with_cache(
     embedder: Embedder,
     texts: Sequence[str],
     cache: VectorCache,
     batch_size: int = 64,
     progress: Callable[[int], None] | None = None,
+    runner: BatchRunner = run_in_order,
 ) -> tuple[FloatMatrix, int]:
     """Vectors for ``texts`` (``(len(texts), dim)`` float32), embedding only what the cache lacks.
 
@@ -71,6 +84,9 @@ def embed_with_cache(
     ``progress(done)`` is called after each embedded batch with how many of ``texts`` have a
     vector so far (cache hits and duplicates included), ending at ``len(texts)``; when nothing
     needs embedding it is called once with ``len(texts)``.
+
+    ``runner`` embeds the batches; whatever runs them, the batches are the same (the missing
+    texts in order, ``batch_size`` at a time), so the vectors are those of a local run.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, not {batch_size}")
@@ -97,9 +113,11 @@ def embed_with_cache(
             have.add(h)
     missing = [h for h in unique if h not in have]
 
-    for start in range(0, len(missing), batch_size):
-        batch = missing[start : start + batch_size]
-        vectors = embedder.embed_documents([first_text[h] for h in batch])
+    batches = [missing[start : start + batch_size]
+               for start in range(0, len(missing), batch_size)]
+    texts_of = [[first_text[h] for h in batch] for batch in batches]
+    for index, vectors in runner(embedder, texts_of):
+        batch = batches[index]
         if vectors.shape != (len(batch), dim):
             raise ValueError(
                 f"{embedder.name} returned shape {vectors.shape} for {len(batch)} texts"

@@ -11,7 +11,7 @@ from excerpt.embed.base import Embedder
 MINILM = "minilm"
 E5 = "e5"
 
-_FACTORIES: dict[str, Callable[[], Embedder]] = {
+_FACTORIES: dict[str, Callable[..., Embedder]] = {
     MINILM: minilm.MiniLMEmbedder,
     E5: e5.E5Embedder,
 }
@@ -55,6 +55,12 @@ def get_embedder(name: str) -> Embedder:
             found = _FACTORIES[key]()
             _cache[key] = found
         return found
+
+
+def new_embedder(name: str, workers: int) -> Embedder:
+    """A fresh embedder for ``name`` running on ``workers`` threads, not the shared one: a
+    cluster worker holds one of its own, sized to the cores it was given."""
+    return _FACTORIES[canonical_name(name)](workers=workers)
 
 
 def clear_embedder_cache() -> None:

@@ -113,6 +113,7 @@ class Importer:
         progress: Progress = no_progress,
         roots: Sequence[Path | str] | None = None,
         known_hash: str | None = None,
+        ray: str | None = None,
     ) -> IngestResult:
         """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed').
         The same content as the latest snapshot of the run's source is a no-op ('unchanged').
@@ -120,7 +121,9 @@ class Importer:
         ``roots``: when given, every file read must resolve inside one of these folders
         (symbolic links included); a server passes its ingest roots. ``known_hash``: the
         content hash, computed and compared by the caller (excerpt sync, for many files at
-        once); the import then always runs and records it."""
+        once); the import then always runs and records it. ``ray``: a Ray cluster address
+        (``auto``, ``HOST:PORT``, ``ray://HOST:PORT`` or ``local``) whose workers embed the
+        batches (:mod:`excerpt.embed.ray_embed`); everything else runs here as without it."""
         if embedder not in EMBEDDERS:
             raise InputError(f"unknown embedder {embedder!r}; choose one of {EMBEDDERS}")
         resolved = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
@@ -152,7 +155,7 @@ class Importer:
             try:
                 return self._build_and_publish(
                     run_id, collection, corpus, snapshot_name, embedder, started, progress,
-                    known_hash,
+                    known_hash, ray,
                 )
             except UnicodeEncodeError as exc:  # a lone surrogate outside the nodes' fields
                 raise CorpusError(f"{corpus.source}: text that cannot be stored as UTF-8 "
@@ -185,6 +188,7 @@ class Importer:
         started: float,
         progress: Progress,
         hashed: str,
+        ray: str | None = None,
     ) -> IngestResult:
         nodes = _checked_nodes(corpus.nodes)
         texts = [_index_text(n, corpus.index_titles) for n in nodes]
@@ -194,7 +198,7 @@ class Importer:
         tokens = analyze_many(texts)
         progress("analyze", len(texts), len(texts))
         model = self._choose_model(embedder, languages)
-        vectors, embedded = self._embed(model, texts, progress)
+        vectors, embedded = self._embed(model, texts, progress, ray)
         staging = self.store.staging_dir(run_id)
         ann = AnnConfig(min_nodes=self.settings.dense_index_min_nodes)
         indexing = (vectors is not None and ann.min_nodes > 0 and len(vectors) >= ann.min_nodes
@@ -267,21 +271,29 @@ class Importer:
         return "e5" if korean >= self.settings.korean_share_for_e5 else "minilm"
 
     def _embed(
-        self, model: str | None, texts: Sequence[str], progress: Progress
+        self, model: str | None, texts: Sequence[str], progress: Progress,
+        ray: str | None = None,
     ) -> tuple[npt.NDArray[np.float32] | None, int]:
+        """The texts' vectors (cached ones reused) and how many were embedded; on the Ray
+        cluster at ``ray`` when given, in the same batches, so with the same vectors."""
         if model is None:
             return None, 0
         from excerpt.embed import embed_with_cache
 
         progress("embed", 0, len(texts))
-        vectors, embedded = embed_with_cache(
-            self._embedder(model),
-            texts,
-            self.store,
-            batch_size=self.settings.embed_batch,
-            progress=lambda done: progress("embed", done, len(texts)),
-        )
-        return vectors, embedded
+
+        def run(runner: Any = None) -> tuple[npt.NDArray[np.float32], int]:
+            extra = {} if runner is None else {"runner": runner}
+            return embed_with_cache(
+                self._embedder(model), texts, self.store, batch_size=self.settings.embed_batch,
+                progress=lambda done: progress("embed", done, len(texts)), **extra)
+
+        if ray is None:
+            return run()
+        from excerpt.embed.ray_embed import ray_connection, ray_runner
+
+        with ray_connection(ray) as connected:
+            return run(ray_runner(connected, model))
 
 
 def _rename_source(corpus: LoadedCorpus, source: str) -> None:
