@@ -1,5 +1,12 @@
 """Embedding speed: ``python bench/embedding_speed.py [--scifact PATH] [--korean PATH] [--quick]``.
 
+``--ort``: MiniLM docs/s under ONNX Runtime session options (arena, memory pattern, graph
+level, denormals, one session on two intra-op threads), alternated over ``--rounds`` rounds on
+the same documents, medians and the ratio to the shipped options; cos of each variant's vectors
+to the shipped options' (1.0000: same vectors). ``--lengths``: docs/s at each maximum length.
+``--quality 192,256``: SciFact dense nDCG@10 (train qrels, 809 queries, the full corpus embedded
+as excerpt indexes it, ``title`` newline ``text``) at each maximum length.
+
 MiniLM: docs/s on the first ``--n`` SciFact records (``title + " " + text``) for each variant,
 ms per short query, and the cosine of each variant's vectors to the as-shipped float graph at
 the same length (the quality check of the int8 rewrite).  E5: sentences/s on non-blank lines
@@ -85,15 +92,115 @@ def measure(model: Embedder, texts: Sequence[str], query: str) -> tuple[float, f
     return rate, query_ms, vectors
 
 
+ORT_VARIANTS: dict[str, tuple[dict[str, object], int | None]] = {
+    "shipped": ({}, None),
+    "arena off": ({"enable_cpu_mem_arena": False}, None),
+    "mem pattern on": ({"enable_mem_pattern": True}, None),
+    "graph extended": ({"graph_optimization_level": "ORT_ENABLE_EXTENDED"}, None),
+    "graph basic": ({"graph_optimization_level": "ORT_ENABLE_BASIC"}, None),
+    "denormal as zero": ({"session.set_denormal_as_zero": "1"}, None),
+    "intra 2 x 1 call": ({"intra_op_num_threads": 2}, 1),
+    "intra 2 no spin": ({"intra_op_num_threads": 2, "session.intra_op.allow_spinning": "0"}, 1),
+}
+
+
+def ort_sweep(docs: Sequence[str], rounds: int) -> None:
+    """Each variant's docs/s, alternated round by round; medians, ratios, cos to shipped."""
+    models = {name: MiniLMEmbedder(session_options=opts, workers=workers)
+              for name, (opts, workers) in ORT_VARIANTS.items()}
+    rates: dict[str, list[float]] = {name: [] for name in models}
+    vectors: dict[str, FloatMatrix] = {}
+    for name, model in models.items():
+        vectors[name] = model.embed_documents(docs[:8])  # load and warm up
+    for _ in range(rounds):
+        for name, model in models.items():
+            start = time.perf_counter()
+            vectors[name] = model.embed_documents(docs)
+            rates[name].append(len(docs) / (time.perf_counter() - start))
+    base = float(np.median(rates["shipped"]))
+    print(f"{'variant':18} {'docs/s':>7} {'ratio':>6}  runs                cos to shipped (min)")
+    for name, got in rates.items():
+        cos = np.sum(vectors[name] * vectors["shipped"], axis=1).min()
+        print(f"{name:18} {np.median(got):7.1f} {np.median(got) / base:6.2f}  "
+              f"{' '.join(f'{r:.1f}' for r in got):18}  {cos:.4f}", flush=True)
+
+
+def length_sweep(docs: Sequence[str], rounds: int, lengths: Sequence[int]) -> None:
+    """docs/s at each maximum length, alternated; how many docs each length cuts."""
+    models = {n: MiniLMEmbedder(max_seq_length=n) for n in lengths}
+    rates: dict[int, list[float]] = {n: [] for n in lengths}
+    for model in models.values():
+        model.embed_documents(docs[:8])
+    uncut = MiniLMEmbedder(max_seq_length=512)._load()[1]
+    full = [len(e.ids) for e in uncut.encode_batch(list(docs))]
+    for _ in range(rounds):
+        for n, model in models.items():
+            start = time.perf_counter()
+            model.embed_documents(docs)
+            rates[n].append(len(docs) / (time.perf_counter() - start))
+    print(f"{'max len':>7} {'docs/s':>7} {'cut':>6}  (of {len(docs)} docs; "
+          f"cut: longer than the length)")
+    for n, got in rates.items():
+        cut = sum(1 for t in full if t > n)
+        print(f"{n:>7} {np.median(got):7.1f} {cut:>6}", flush=True)
+
+
+def quality(path: Path, lengths: Sequence[int]) -> None:
+    """Dense nDCG@10 on SciFact's train queries at each maximum length (exact top 100)."""
+    from excerpt.evaluate.beir import load_beir_dataset
+    from excerpt.evaluate.metrics import ir_metrics
+
+    data = load_beir_dataset(path.parent, "train")
+    queries = {q: t for q, t in data.queries.items() if q in data.qrels}
+    ids, texts = [], []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            ids.append(record["_id"])
+            title = record.get("title", "")
+            texts.append(f"{title}\n{record['text']}" if title else record["text"])
+    for n in lengths:
+        model = MiniLMEmbedder(max_seq_length=n)
+        start = time.perf_counter()
+        docs = model.embed_documents(texts)
+        rate = len(texts) / (time.perf_counter() - start)
+        run = {}
+        for q, text in queries.items():
+            scores = docs @ model.embed_query(text)
+            top = np.argsort(-scores, kind="stable")[:100]
+            run[q] = {ids[i]: float(scores[i]) for i in top}
+        got = ir_metrics(data.qrels, run)
+        ndcg = got.get("ndcg@10", got.get("ndcg_cut_10"))
+        print(f"max len {n}: nDCG@10 {ndcg:.4f} over {len(queries)} queries, "
+              f"{len(texts)} docs at {rate:.1f} docs/s", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scifact", type=Path, default=DEFAULT_SCIFACT)
     parser.add_argument("--korean", type=Path, default=DEFAULT_KOREAN)
     parser.add_argument("--n", type=int, default=512)
     parser.add_argument("--quick", action="store_true", help="only the chosen configurations")
+    parser.add_argument("--ort", action="store_true", help="only the ONNX Runtime option sweep")
+    parser.add_argument("--lengths", default="", help="only docs/s at these max lengths: 128,256")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quality", default="", help="only SciFact nDCG@10 at these lengths")
     args = parser.parse_args(argv)
+    if args.quality:
+        print(f"load average {os.getloadavg()[0]:.1f}")
+        quality(args.scifact, [int(n) for n in args.quality.split(",")])
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+        return
 
     docs = scifact_docs(args.scifact, args.n)
+    if args.ort or args.lengths:
+        print(f"{len(docs)} SciFact docs, load average {os.getloadavg()[0]:.1f}")
+        if args.ort:
+            ort_sweep(docs, args.rounds)
+        if args.lengths:
+            length_sweep(docs, args.rounds, [int(n) for n in args.lengths.split(",")])
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+        return
     print(f"MiniLM on {len(docs)} SciFact docs (mean {np.mean([len(d) for d in docs]):.0f} chars)")
     print(
         f"{'graph':9} {'len':>4} {'batch':>5} {'wrk':>3} {'docs/s':>7} {'query ms':>8}  "

@@ -40,7 +40,7 @@ import importlib.util
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -116,7 +116,11 @@ class MiniLMEmbedder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         workers: int | None = None,
         optimise_graph: bool = True,
+        session_options: Mapping[str, object] | None = None,
     ) -> None:
+        """``session_options``: ONNX Runtime settings over the defaults (benchmarks): a
+        ``SessionOptions`` attribute by name (a graph level by its enum name,
+        ``"ORT_ENABLE_BASIC"``), or else a session config entry (``"session.…"``)."""
         if not 2 <= max_seq_length <= 512:
             raise ValueError(f"max_seq_length must be in 2..512, not {max_seq_length}")
         if batch_size < 1:
@@ -126,6 +130,7 @@ class MiniLMEmbedder:
         self.batch_size = batch_size
         self.workers = workers or cpu_count()
         self.optimise_graph = optimise_graph
+        self.session_options = dict(session_options or {})
         self.graph_variant = "not loaded"
         self._lock = threading.Lock()
         self._session: Any = None
@@ -179,6 +184,13 @@ class MiniLMEmbedder:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.enable_mem_pattern = False  # shapes change every batch
         options.log_severity_level = 3
+        for key, value in self.session_options.items():
+            if key == "graph_optimization_level" and isinstance(value, str):
+                value = getattr(ort.GraphOptimizationLevel, value)
+            if hasattr(options, key):
+                setattr(options, key, value)
+            else:
+                options.add_session_config_entry(key, str(value))
         return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
     # -- embedding -------------------------------------------------------------------------

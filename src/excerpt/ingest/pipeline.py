@@ -19,6 +19,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -194,11 +195,15 @@ class Importer:
         texts = [_index_text(n, corpus.index_titles) for n in nodes]
         languages = [detect_language(t) for t in texts]
         nodes = [_with_language(n, lang) for n, lang in zip(nodes, languages, strict=True)]
-        progress("analyze", 0, len(texts))
-        tokens = analyze_many(texts)
-        progress("analyze", len(texts), len(texts))
         model = self._choose_model(embedder, languages)
-        vectors, embedded = self._embed(model, texts, progress, ray)
+        if ray is None:
+            tokens = _analyze(texts, progress)
+            vectors, embedded = self._embed(model, texts, progress)
+        else:  # the cluster embeds while this process analyses: neither waits for the other
+            with ThreadPoolExecutor(1, thread_name_prefix="analyze") as pool:
+                analysing = pool.submit(_analyze, texts, progress)
+                vectors, embedded = self._embed(model, texts, progress, ray)
+                tokens = analysing.result()
         staging = self.store.staging_dir(run_id)
         ann = AnnConfig(min_nodes=self.settings.dense_index_min_nodes)
         indexing = (vectors is not None and ann.min_nodes > 0 and len(vectors) >= ann.min_nodes
@@ -294,6 +299,13 @@ class Importer:
 
         with ray_connection(ray) as connected:
             return run(ray_runner(connected, model))
+
+
+def _analyze(texts: Sequence[str], progress: Progress) -> list[list[str]]:
+    progress("analyze", 0, len(texts))
+    tokens = analyze_many(texts)
+    progress("analyze", len(texts), len(texts))
+    return tokens
 
 
 def _rename_source(corpus: LoadedCorpus, source: str) -> None:

@@ -1,0 +1,130 @@
+"""Ingestion with the embedding on Ray: ``python bench/ray_ingest.py [--n 512] [--rounds 2]``.
+
+Imports the first ``--n`` SciFact records (BEIR, MiniLM) into a fresh home, alternately: here
+without Ray, and with ``--ray`` on a one-node cluster this script starts with 1 and with 2 CPUs
+(``ray start --head --block``, stopped by its process group). Per run: the total, the embed
+stage (first to last progress call of ``embed``), the steady embedding rate (from the first
+batch back to the last, so without actor start and model load) and the driver's serial part
+(total minus the embed stage: load, analysis, segment, publish). Medians over ``--rounds``.
+A development tool; excerpt never imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from excerpt.embed import get_embedder
+from excerpt.engine import Engine
+from excerpt.ingest.pipeline import Importer
+
+DATA = Path(os.environ.get("EXCERPT_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def cluster(cpus: int) -> Iterator[str]:
+    """A one-node Ray cluster with ``cpus`` CPUs; yields its GCS address."""
+    port, temp = free_port(), tempfile.mkdtemp(prefix="rayB")
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    process = subprocess.Popen(
+        [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block",
+         f"--port={port}", f"--node-ip-address={HOST}", f"--num-cpus={cpus}",
+         "--include-dashboard=false", f"--temp-dir={temp}"],
+        env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection((HOST, port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the Ray head did not start") from None
+                time.sleep(0.5)
+        time.sleep(3)  # the raylet registers after the GCS port opens
+        yield f"{HOST}:{port}"
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(process.pid, sig)
+                time.sleep(5 if sig == signal.SIGTERM else 0)
+            except ProcessLookupError:
+                break
+        process.wait(timeout=10)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def one_run(corpus: Path, ray: str | None) -> dict[str, float]:
+    """Seconds of one import into a fresh home: total, embed stage, steady rate, serial part."""
+    home = Path(tempfile.mkdtemp(prefix="excerpt-ray-bench"))
+    calls: list[tuple[float, int]] = []
+    engine = Engine(home)
+    started = time.perf_counter()
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "embed":
+            calls.append((time.perf_counter(), done))
+
+    try:
+        result = Importer(engine.store, engine.settings, get_embedder).run(
+            corpus, fmt="beir", embedder="minilm", ray=ray, progress=progress)
+        total = time.perf_counter() - started
+    finally:
+        engine.close()
+        shutil.rmtree(home, ignore_errors=True)
+    embed = calls[-1][0] - calls[0][0]
+    first = next((t, d) for t, d in calls if d > 0)
+    steady = (calls[-1][1] - first[1]) / max(calls[-1][0] - first[0], 1e-9)
+    return {"nodes": result.nodes, "total": total, "embed": embed, "steady": steady,
+            "serial": total - embed, "first_batch": first[0] - calls[0][0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=512)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    corpus = Path(tempfile.mkdtemp(prefix="scifact")) / "corpus.jsonl"
+    with (DATA / "scifact" / "corpus.jsonl").open(encoding="utf-8") as source:
+        corpus.write_text("".join(next(source) for _ in range(args.n)), encoding="utf-8")
+    runs: dict[str, list[dict[str, float]]] = {"local (2 threads)": [], "ray 1 worker": [],
+                                               "ray 2 workers": []}
+    for _ in range(args.rounds):
+        runs["local (2 threads)"].append(one_run(corpus, None))
+        for cpus in (1, 2):
+            with cluster(cpus) as address:
+                runs[f"ray {cpus} worker{'s' if cpus > 1 else ''}"].append(
+                    one_run(corpus, address))
+        print(f"round done, load average {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+    print(f"{args.n} SciFact records, MiniLM, medians of {args.rounds}; "
+          f"load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"{'mode':18} {'total s':>8} {'embed s':>8} {'1st batch s':>11} {'steady n/s':>10} "
+          f"{'serial s':>8}")
+    for mode, got in runs.items():
+        def med(key: str, got: list[dict[str, float]] = got) -> float:
+            return statistics.median(r[key] for r in got)
+        print(f"{mode:18} {med('total'):8.1f} {med('embed'):8.1f} {med('first_batch'):11.1f} "
+              f"{med('steady'):10.1f} {med('serial'):8.1f}")
+    shutil.rmtree(corpus.parent, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
