@@ -45,6 +45,8 @@ from excerpt.embed.minilm import MODEL_NAME
 from excerpt.engine import Engine
 from excerpt.evaluate.metrics import latency_summary
 from excerpt.settings import Settings
+from excerpt.store import ann
+from excerpt.store.ann import AnnConfig
 from excerpt.types import Filters, Principal
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
@@ -132,7 +134,7 @@ def memory() -> dict[str, float]:
     status = Path("/proc/self/status").read_text().splitlines()
     fields = dict(line.split(":", 1) for line in status if ":" in line)
     return {f"{k.lower()}_mb": round(int(fields[k].split()[0]) / 1024)
-            for k in ("VmHWM", "VmRSS")}
+            for k in ("VmHWM", "VmRSS", "RssAnon", "RssFile")}
 
 
 def measure(home: Path, limit: int) -> dict[str, Any]:
@@ -196,6 +198,40 @@ def exact_comparison(engine: Engine, queries: list[str], got: dict[str, list[lis
     return {**found, "semantic_exact_latency": latency_summary(lat)}
 
 
+def compare_nprobe(home: Path, limit: int, probes: list[int]) -> dict[str, Any]:
+    """Semantic and hybrid with each number of probed cells, alternating query by query in
+    one process (the query's vector is embedded once, before, so only the search differs);
+    recall@10 of each against the engine's exact scan."""
+    queries = judged_queries(limit)
+    engine = Engine(home)
+    filters, who = Filters(collection=COLLECTION), Principal.anonymous()
+    for q in queries:  # the query vectors, kept by the engine (embed/queries.CachedQueries)
+        engine.search(q, filters, who, "semantic", 10, fetch=False)
+    lat: dict[str, list[float]] = {}
+    got: dict[str, list[list[str]]] = {}
+    for q in queries:
+        for probe in probes:
+            ann.DEFAULT = AnnConfig(nprobe=probe)
+            for mode in ("semantic", "hybrid"):
+                t = time.perf_counter()
+                ranking = engine.search(q, filters, who, mode, 10).ranking  # type: ignore[arg-type]
+                lat.setdefault(f"{mode} nprobe {probe}", []).append(
+                    (time.perf_counter() - t) * 1000)
+                got.setdefault(f"{mode} nprobe {probe}", []).append([r[0] for r in ranking])
+    for seg in [engine.store.segment(s.snapshot_id) for s in engine.store.snapshots(COLLECTION)]:
+        seg.__dict__["ann"] = None
+    exact = {mode: [[r[0] for r in engine.search(q, filters, who, mode, 10).ranking]
+                    for q in queries] for mode in ("semantic", "hybrid")}
+    engine.close()
+    out: dict[str, Any] = {}
+    for name, rankings in got.items():
+        truth = exact[name.split()[0]]
+        hits = sum(len(set(a) & set(b)) for a, b in zip(rankings, truth, strict=True))
+        out[name] = {**latency_summary(lat[name]),
+                     "recall@10": round(hits / max(1, sum(map(len, truth))), 4)}
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=1_000_000)
@@ -205,12 +241,18 @@ def main() -> int:
     parser.add_argument("--reuse", action="store_true", help="search the home built before")
     parser.add_argument("--index-min", type=int, default=None,
                         help="dense_index_min_nodes for the build (default: the setting's)")
+    parser.add_argument("--compare-nprobe", default=None,
+                        help="e.g. 128,256: semantic/hybrid with each, alternating (--reuse)")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure, args.queries)), flush=True)
         return 0
     home, scratch = args.out / f"home-{args.nodes}", args.out / f"corpus-{args.nodes}"
+    if args.compare_nprobe:
+        probes = [int(p) for p in args.compare_nprobe.split(",")]
+        print(json.dumps(compare_nprobe(home, args.queries, probes)), flush=True)
+        return 0
     row: dict[str, Any] = {"nodes": args.nodes}
     if not args.reuse:
         shutil.rmtree(home, ignore_errors=True)

@@ -17,7 +17,7 @@ QueryEmbedder = Callable[[str], npt.NDArray[np.float32]]
 
 def dense_scores(
     view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str,
-    depth: int | None = None, config: ann.AnnConfig = ann.DEFAULT,
+    depth: int | None = None, config: ann.AnnConfig | None = None,
 ) -> list[npt.NDArray[np.float32]]:
     """Cosine similarity per part (-inf for hidden nodes and for parts without vectors).
 
@@ -25,8 +25,10 @@ def dense_scores(
     were embedded by different models still compares each segment with its own model. With
     ``depth``, a part with an IVF index scores only the ``depth`` (at least
     ``config.candidates``) nearest visible nodes it finds, exactly; the rest stay -inf and
-    the part is listed in ``view.approximate``.
+    the part is listed in ``view.approximate``. ``config`` defaults to ``ann.DEFAULT`` as
+    it is when the search runs (a bench may set it).
     """
+    config = config or ann.DEFAULT
     cache: dict[str, npt.NDArray[np.float32]] = {}
     out = []
     for part in view.parts:

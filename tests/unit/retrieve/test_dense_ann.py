@@ -124,3 +124,15 @@ def test_the_index_threshold_is_declared_once_in_the_settings() -> None:
     from excerpt.settings import Settings
 
     assert AnnConfig().min_nodes == Settings().dense_index_min_nodes
+
+
+def test_the_search_reads_the_index_settings_when_it_runs(home: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from excerpt.store import ann
+
+    engine = Engine(home)
+    monkeypatch.setattr(ann, "DEFAULT", AnnConfig(min_visible=1.01))  # never enough visible
+    found = engine.search(QUERIES[0], Filters("walked"), None, "semantic", 10)
+    assert found.hits and not any("approximate" in n
+                                  for n in found.to_json()["analysis"]["notes"])
+    engine.close()
