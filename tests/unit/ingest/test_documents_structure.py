@@ -7,7 +7,12 @@ import random
 
 from excerpt.ingest.base import LoadOptions
 from excerpt.ingest.documents.blocks import Block, BlockKind, StructuredDoc
-from excerpt.ingest.documents.structure import cleaned_text, nodes_of, section_number
+from excerpt.ingest.documents.structure import (
+    SECTION_STRETCH,
+    cleaned_text,
+    nodes_of,
+    section_number,
+)
 from excerpt.types import Node
 
 SENTENCE = "The quick brown fox jumps over the lazy dog. "
@@ -82,9 +87,22 @@ def test_rules_hold_on_many_random_documents() -> None:
             for k in inside:  # rows and code are never cut
                 if kept[k].kind in ("table_row", "code"):
                     assert node.start <= spans[k][0] and spans[k][1] <= node.end
-            if len(node.text) - node.metadata.get("overlap", 0) > chunk:  # only by one block
-                assert sum(kept[k].kind != "heading" for k in inside) <= 1, node.text
+            if len(node.text) - node.metadata.get("overlap", 0) > chunk:
+                _over_budget_by_the_rules(node, inside, kept, chunk)
         assert covered == set(range(len(kept)))  # every block is in some node
+
+
+def _over_budget_by_the_rules(node: Node, inside: list[int], kept: list[Block],
+                              chunk: int) -> None:
+    """A node past its budget holds one block that is not a heading (a row, code, a heading's
+    first block), or ends its section within the stretch with no heading after its text."""
+    if sum(kept[k].kind != "heading" for k in inside) <= 1:
+        return
+    first_text = next(j for j, k in enumerate(inside) if kept[k].kind != "heading")
+    assert all(kept[k].kind != "heading" for k in inside[first_text:]), node.text
+    assert len(node.text) <= SECTION_STRETCH * chunk, node.text
+    after = inside[-1] + 1
+    assert after == len(kept) or kept[after].kind == "heading", node.text
 
 
 def test_a_heading_goes_with_the_block_after_it_even_at_the_budget() -> None:
@@ -145,8 +163,9 @@ def test_metadata_contract_of_every_node() -> None:
         Block("paragraph", "Unnumbered notes.", page=12),
     ]
     nodes = _nodes(blocks, chunk=120, acl_tags=("team",), classification_labels=("internal",))
+    # the table row ends section 2.1 within the stretch: it stays in 2.1's node
     assert [n.text[:20] for n in nodes] == [
-        "Cover text.", "Chapter 2. Requireme", "volts | 230\n\nNotes\n\n"]
+        "Cover text.", "Chapter 2. Requireme", "Notes\n\nUnnumbered no"]
     assert [dict(n.metadata) for n in nodes] == [
         {"path": "d.pdf", "format": "pdf", "chunk": 0, "page": 1, "pages": [1],
          "page_label": "i"},
@@ -155,10 +174,10 @@ def test_metadata_contract_of_every_node() -> None:
         {"path": "d.pdf", "format": "pdf", "chunk": 1,
          "section": "Chapter 2. Requirements > 2.1 Power",
          "headings": ["Chapter 2. Requirements", "2.1 Power"], "section_number": "2.1",
-         "section_numbers": ["2", "2.1"], "page": 11, "pages": [11]},
+         "section_numbers": ["2", "2.1"], "page": 11, "page_end": 12, "pages": [11, 12]},
         {"path": "d.pdf", "format": "pdf", "chunk": 2,
-         "section": "Chapter 2. Requirements > 2.1 Power",
-         "headings": ["Chapter 2. Requirements", "2.1 Power"], "section_number": "2.1",
+         "section": "Chapter 2. Requirements > 2.1 Power > Notes",
+         "headings": ["Chapter 2. Requirements", "2.1 Power", "Notes"], "section_number": "2.1",
          "section_numbers": ["2", "2.1"], "page": 12, "pages": [12]},
     ]  # fmt: skip
     spanning = _nodes(blocks[1:5], chunk=1000)  # one node from page 11 to page 12
@@ -196,12 +215,44 @@ def test_section_numbers() -> None:
 
 
 def test_a_lead_in_goes_with_what_it_introduces_when_the_node_is_full() -> None:
+    done = (SENTENCE * 2).strip()  # the section does not fit the stretch: it is cut
     blocks = [Block("paragraph", SENTENCE * 3), Block("paragraph", "A few examples:"),
-              Block("code", "example_one()\nexample_two()"), Block("paragraph", "Done.")]
+              Block("code", "example_one()\nexample_two()"), Block("paragraph", done)]
     nodes = _nodes(blocks, chunk=160)
     assert [n.text for n in nodes] == [
-        (SENTENCE * 3).strip(), "A few examples:\n\nexample_one()\nexample_two()\n\nDone."]
+        (SENTENCE * 3).strip(), f"A few examples:\n\nexample_one()\nexample_two()\n\n{done}"]
     # a colon does not hold back a top-level heading, and a long paragraph is no lead-in
     top = _nodes([Block("paragraph", "Then:"), Block("heading", "Next", 2),
                   Block("paragraph", "Text.")], chunk=800)
     assert [n.text for n in top] == ["Then:", "Next\n\nText."]
+
+
+def test_a_section_that_fits_the_stretch_is_not_cut_before_its_last_paragraph() -> None:
+    """200 characters of budget: a section of 219 stays one node (its last paragraph is not a
+    node of its own, cut from the heading and the lead-in that say what it is about); one of
+    309 (past 1.5 budgets) is cut; the stretch never reaches across a heading."""
+    intro = (SENTENCE * 3).strip()  # 134 characters
+    short = SENTENCE.strip()  # 44
+    fits = [Block("heading", "4.1 Options", 3), Block("paragraph", intro),
+            Block("paragraph", "nocheck: skip the tests.")]  # 173 with the separators
+    nodes = _nodes([*fits, Block("paragraph", short)], chunk=200)
+    assert [n.text for n in nodes] == [
+        f"4.1 Options\n\n{intro}\n\nnocheck: skip the tests.\n\n{short}"]
+    too_long = _nodes([*fits, Block("paragraph", intro)], chunk=200)
+    assert [n.text[:11] for n in too_long] == ["4.1 Options", intro[:11]]
+    across = _nodes([Block("paragraph", intro), Block("heading", "4.2 More", 3),
+                     Block("paragraph", short)], chunk=150)
+    assert [n.text[:8] for n in across] == [intro[:8], "4.2 More"]
+
+
+def test_a_node_spanning_labelled_pages_records_both_labels() -> None:
+    """Pages 17 and 18 of the file are printed 11 and 12: a node on both says so, for a
+    citation of "p. 11–12"; a node on one labelled page has no end label."""
+    blocks = [Block("heading", "2.7 Setup", 2, page=17, page_label="11"),
+              Block("paragraph", SENTENCE, page=17, page_label="11"),
+              Block("paragraph", SENTENCE, page=18, page_label="12")]
+    both = _nodes(blocks, chunk=800)[0].metadata
+    assert (both["page"], both["page_end"], both["page_label"], both["page_end_label"]) == (
+        17, 18, "11", "12")
+    one = _nodes(blocks[:2], chunk=800)[0].metadata
+    assert one["page_label"] == "11" and "page_end_label" not in one

@@ -20,7 +20,9 @@ Node metadata of these formats (the contract the chunker writes and citations, t
 - ``page``: the 1-based page of the node's first block (PDF); ``page_end``: its last page when
   the node spans pages; ``pages``: every page the node touches (``[11, 12]``), so "on page 12"
   finds a node that starts on page 11; ``page_label``: the page's printed label when the PDF
-  gives labels that differ from the page number (``"iv"``).
+  gives labels that differ from the page number (``"iv"``); ``page_end_label``: with it, the
+  printed label of the node's last page when that is another page (a citation of a node
+  printed on pages 11 and 12 says ``p. 11–12``, not ``p. 11``).
 - ``chapter``: the 1-based position of an EPUB chapter in the spine order; ``chapter_title``:
   its title.
 """
