@@ -6,6 +6,12 @@ without Ray, and with ``--ray`` on a one-node cluster this script starts with 1 
 stage (first to last progress call of ``embed``), the steady embedding rate (from the first
 batch back to the last, so without actor start and model load) and the driver's serial part
 (total minus the embed stage: load, analysis, segment, publish). Medians over ``--rounds``.
+
+CPU seconds too, since wall time on a shared machine says more about the neighbours than about
+excerpt: the driver's (``time.process_time``) and the cluster's (user + system time of every
+process in the cluster's process group, children reaped included: the actors killed at the
+end of an import are counted by the raylet that reaped them). Per node, they give the cost a
+cluster of N machines divides (see docs/scale-out.md).
 A development tool; excerpt never imports it.
 """
 
@@ -39,9 +45,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def group_cpu(pgid: int) -> float:
+    """CPU seconds of the processes in group ``pgid``, with their reaped children."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after the name: state ppid pgrp ...
+            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return total / tick
+
+
 @contextmanager
-def cluster(cpus: int) -> Iterator[str]:
-    """A one-node Ray cluster with ``cpus`` CPUs; yields its GCS address."""
+def cluster(cpus: int) -> Iterator[tuple[str, int]]:
+    """A one-node Ray cluster with ``cpus`` CPUs; yields its GCS address and process group."""
     port, temp = free_port(), tempfile.mkdtemp(prefix="rayB")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     process = subprocess.Popen(
@@ -60,7 +80,7 @@ def cluster(cpus: int) -> Iterator[str]:
                     raise RuntimeError("the Ray head did not start") from None
                 time.sleep(0.5)
         time.sleep(3)  # the raylet registers after the GCS port opens
-        yield f"{HOST}:{port}"
+        yield f"{HOST}:{port}", process.pid
     finally:
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
@@ -72,11 +92,14 @@ def cluster(cpus: int) -> Iterator[str]:
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def one_run(corpus: Path, ray: str | None) -> dict[str, float]:
-    """Seconds of one import into a fresh home: total, embed stage, steady rate, serial part."""
+def one_run(corpus: Path, ray: str | None, pgid: int | None = None) -> dict[str, float]:
+    """Seconds of one import into a fresh home: total, embed stage, steady rate, serial part;
+    CPU seconds of the driver and of the cluster (group ``pgid``)."""
     home = Path(tempfile.mkdtemp(prefix="excerpt-ray-bench"))
     calls: list[tuple[float, int]] = []
     engine = Engine(home)
+    cluster_before = group_cpu(pgid) if pgid else 0.0
+    cpu_before = time.process_time()
     started = time.perf_counter()
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -87,6 +110,9 @@ def one_run(corpus: Path, ray: str | None) -> dict[str, float]:
         result = Importer(engine.store, engine.settings, get_embedder).run(
             corpus, fmt="beir", embedder="minilm", ray=ray, progress=progress)
         total = time.perf_counter() - started
+        driver_cpu = time.process_time() - cpu_before
+        time.sleep(2)  # the killed actors reaped
+        cluster_cpu = group_cpu(pgid) - cluster_before if pgid else 0.0
     finally:
         engine.close()
         shutil.rmtree(home, ignore_errors=True)
@@ -94,7 +120,8 @@ def one_run(corpus: Path, ray: str | None) -> dict[str, float]:
     first = next((t, d) for t, d in calls if d > 0)
     steady = (calls[-1][1] - first[1]) / max(calls[-1][0] - first[0], 1e-9)
     return {"nodes": result.nodes, "total": total, "embed": embed, "steady": steady,
-            "serial": total - embed, "first_batch": first[0] - calls[0][0]}
+            "serial": total - embed, "first_batch": first[0] - calls[0][0],
+            "driver_cpu": driver_cpu, "cluster_cpu": cluster_cpu}
 
 
 def main() -> None:
@@ -110,19 +137,22 @@ def main() -> None:
     for _ in range(args.rounds):
         runs["local (2 threads)"].append(one_run(corpus, None))
         for cpus in (1, 2):
-            with cluster(cpus) as address:
+            with cluster(cpus) as (address, pgid):
                 runs[f"ray {cpus} worker{'s' if cpus > 1 else ''}"].append(
-                    one_run(corpus, address))
+                    one_run(corpus, address, pgid))
         print(f"round done, load average {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     print(f"{args.n} SciFact records, MiniLM, medians of {args.rounds}; "
           f"load average {os.getloadavg()[0]:.1f} at the end")
     print(f"{'mode':18} {'total s':>8} {'embed s':>8} {'1st batch s':>11} {'steady n/s':>10} "
-          f"{'serial s':>8}")
+          f"{'serial s':>8} {'driver cpu ms/node':>18} {'cluster cpu ms/node':>19}")
     for mode, got in runs.items():
         def med(key: str, got: list[dict[str, float]] = got) -> float:
             return statistics.median(r[key] for r in got)
+        nodes = got[0]["nodes"]
         print(f"{mode:18} {med('total'):8.1f} {med('embed'):8.1f} {med('first_batch'):11.1f} "
-              f"{med('steady'):10.1f} {med('serial'):8.1f}")
+              f"{med('steady'):10.1f} {med('serial'):8.1f} "
+              f"{med('driver_cpu') / nodes * 1000:18.1f} "
+              f"{med('cluster_cpu') / nodes * 1000:19.1f}")
     shutil.rmtree(corpus.parent, ignore_errors=True)
 
 
