@@ -2,16 +2,16 @@
 
 Imports the first ``--n`` SciFact records (BEIR, MiniLM) into a fresh home, alternately: here
 without Ray, and with ``--ray`` on a one-node cluster this script starts with 1 and with 2 CPUs
-(``ray start --head --block``, stopped by its process group). Per run: the total, the embed
+(``ray start --head --block``, stopped by its session). Per run: the total, the embed
 stage (first to last progress call of ``embed``), the steady embedding rate (from the first
 batch back to the last, so without actor start and model load) and the driver's serial part
 (total minus the embed stage: load, analysis, segment, publish). Medians over ``--rounds``.
 
 CPU seconds too, since wall time on a shared machine says more about the neighbours than about
 excerpt: the driver's (``time.process_time``) and the cluster's (user + system time of every
-process in the cluster's process group, children reaped included: the actors killed at the
-end of an import are counted by the raylet that reaped them). Per node, they give the cost a
-cluster of N machines divides (see docs/scale-out.md).
+process in the cluster's session, sampled every 0.2 s so the actors killed at the end of
+an import count). Per node, they give the cost a cluster of N machines divides (see
+docs/scale-out.md).
 A development tool; excerpt never imports it.
 """
 
@@ -26,9 +26,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from excerpt.embed import get_embedder
@@ -45,23 +46,47 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def group_cpu(pgid: int) -> float:
-    """CPU seconds of the processes in group ``pgid``, with their reaped children."""
+def session_cpu(sid: int) -> dict[int, float]:
+    """CPU seconds (user + system) of each process in session ``sid``, by pid (Ray puts each
+    worker in a process group of its own, but they stay in the session `ray start` leads)."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0
+    found: dict[int, float] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[2]) == pgid:  # fields after the name: state ppid pgrp ...
-            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
-    return total / tick
+        if int(fields[3]) == sid:  # fields after the name: state ppid pgrp session ...
+            found[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / tick
+    return found
+
+
+class SessionCpu:
+    """CPU seconds a session's processes spend while it is watched: sampled every 0.2 s, so the
+    actors killed at the end of an import still count (their last sample, taken after their
+    last batch)."""
+
+    def __init__(self, sid: int) -> None:
+        self.sid, self.start = sid, session_cpu(sid)
+        self.last = dict(self.start)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.2):
+            self.last.update(session_cpu(self.sid))
+
+    def seconds(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        self.last.update(session_cpu(self.sid))
+        return sum(v - self.start.get(pid, 0.0) for pid, v in self.last.items())
 
 
 @contextmanager
 def cluster(cpus: int) -> Iterator[tuple[str, int]]:
-    """A one-node Ray cluster with ``cpus`` CPUs; yields its GCS address and process group."""
+    """A one-node Ray cluster with ``cpus`` CPUs; yields its GCS address and session id."""
     port, temp = free_port(), tempfile.mkdtemp(prefix="rayB")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     process = subprocess.Popen(
@@ -83,22 +108,21 @@ def cluster(cpus: int) -> Iterator[tuple[str, int]]:
         yield f"{HOST}:{port}", process.pid
     finally:
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(process.pid, sig)
-                time.sleep(5 if sig == signal.SIGTERM else 0)
-            except ProcessLookupError:
-                break
+            for pid in session_cpu(process.pid):  # the session's live processes
+                with suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            time.sleep(5 if sig == signal.SIGTERM else 0)
         process.wait(timeout=10)
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def one_run(corpus: Path, ray: str | None, pgid: int | None = None) -> dict[str, float]:
+def one_run(corpus: Path, ray: str | None, sid: int | None = None) -> dict[str, float]:
     """Seconds of one import into a fresh home: total, embed stage, steady rate, serial part;
-    CPU seconds of the driver and of the cluster (group ``pgid``)."""
+    CPU seconds of the driver and of the cluster (session ``sid``)."""
     home = Path(tempfile.mkdtemp(prefix="excerpt-ray-bench"))
     calls: list[tuple[float, int]] = []
     engine = Engine(home)
-    cluster_before = group_cpu(pgid) if pgid else 0.0
+    watch = SessionCpu(sid) if sid else None
     cpu_before = time.process_time()
     started = time.perf_counter()
 
@@ -111,8 +135,7 @@ def one_run(corpus: Path, ray: str | None, pgid: int | None = None) -> dict[str,
             corpus, fmt="beir", embedder="minilm", ray=ray, progress=progress)
         total = time.perf_counter() - started
         driver_cpu = time.process_time() - cpu_before
-        time.sleep(2)  # the killed actors reaped
-        cluster_cpu = group_cpu(pgid) - cluster_before if pgid else 0.0
+        cluster_cpu = watch.seconds() if watch else 0.0
     finally:
         engine.close()
         shutil.rmtree(home, ignore_errors=True)
@@ -137,9 +160,9 @@ def main() -> None:
     for _ in range(args.rounds):
         runs["local (2 threads)"].append(one_run(corpus, None))
         for cpus in (1, 2):
-            with cluster(cpus) as (address, pgid):
+            with cluster(cpus) as (address, sid):
                 runs[f"ray {cpus} worker{'s' if cpus > 1 else ''}"].append(
-                    one_run(corpus, address, pgid))
+                    one_run(corpus, address, sid))
         print(f"round done, load average {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     print(f"{args.n} SciFact records, MiniLM, medians of {args.rounds}; "
           f"load average {os.getloadavg()[0]:.1f} at the end")

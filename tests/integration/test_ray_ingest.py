@@ -1,5 +1,5 @@
 """`excerpt ingest --ray`: the embedding runs on a real Ray cluster started here
-(`ray start --head --block` on free ports, stopped at the end by its process group), on
+(`ray start --head --block` on free ports, stopped at the end by its session), on
 SciFact records with the MiniLM embedder. The cluster runs without token authentication: Ray
 reads RAY_AUTH_MODE once, when it is imported, and this process imported it already.
 
@@ -11,6 +11,7 @@ Ray Client addresses (ray://) give the same vectors as GCS addresses.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -49,7 +50,7 @@ def free_port() -> int:
 
 
 class Cluster:
-    """A one-node Ray cluster with ``cpus`` CPUs, in a process group of its own."""
+    """A one-node Ray cluster with ``cpus`` CPUs, in a session of its own."""
 
     def __init__(self, cpus: int) -> None:
         self.port, self.client_port = free_port(), free_port()
@@ -85,21 +86,30 @@ class Cluster:
         raise RuntimeError(f"the Ray head did not open port {port} in {seconds} s")
 
     def stop(self) -> None:
-        """SIGTERM to the group `ray start` leads, SIGKILL to what is left after 20 s."""
+        """SIGTERM to the processes of the session `ray start` leads (Ray gives each worker a
+        process group of its own, the session stays), SIGKILL to what is left after 20 s."""
         for sig, wait in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(self.process.pid, sig)
-            except ProcessLookupError:
-                break
+            for pid in session_pids(self.process.pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
             deadline = time.monotonic() + wait
-            while time.monotonic() < deadline:
-                try:
-                    os.killpg(self.process.pid, 0)
-                except ProcessLookupError:
-                    break
+            while session_pids(self.process.pid) and time.monotonic() < deadline:
                 time.sleep(0.2)
         self.process.wait(timeout=5)
         shutil.rmtree(self.temp, ignore_errors=True)
+
+
+def session_pids(sid: int) -> list[int]:
+    """The live processes of session ``sid`` (zombies left out)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":  # state ppid pgrp session ...
+            found.append(int(stat.parent.name))
+    return found
 
 
 @pytest.fixture(scope="module")
