@@ -155,7 +155,7 @@ def ivf_search(index: Any, vectors: Matrix, mask: npt.NDArray[np.bool_], nprobe:
                rescore: int) -> Callable[[Matrix], npt.NDArray[np.int64]]:
     """The shipped search (excerpt.store.ann.search) with these knobs."""
     config = AnnConfig(nprobe=nprobe, candidates=rescore)
-    return lambda q: ann_search(index, vectors, mask, q, k, config)[0][:k]
+    return lambda q: ann_search(index, lambda o: vectors[o], mask, q, k, config)[0][:k]
 
 
 def binary_search(vectors: Matrix, mask: npt.NDArray[np.bool_], k: int, shortlist: int

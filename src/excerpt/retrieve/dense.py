@@ -58,9 +58,8 @@ def _walkable(part: ViewPart, config: ann.AnnConfig) -> bool:
 
 def _walk(part: ViewPart, query: npt.NDArray[np.float32], depth: int,
           config: ann.AnnConfig, scores: npt.NDArray[np.float32]) -> None:
-    vectors = part.segment.vectors
-    assert vectors is not None
-    ordinals, exact = ann.search(part.segment.ann, vectors, part.mask, query, depth, config)
+    ordinals, exact = ann.search(part.segment.ann, part.segment.vector_rows, part.mask, query,
+                                 depth, config)
     scores[ordinals] = exact
 
 

@@ -21,6 +21,7 @@ visible nodes, and that scan is small). A ranking that used the index says so in
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,10 +92,12 @@ def usable(mask: BoolArray, visible: int, config: AnnConfig) -> bool:
     return visible >= config.min_visible * len(mask)
 
 
-def search(index: Any, vectors: FloatArray, mask: BoolArray, query: FloatArray, depth: int,
-           config: AnnConfig) -> tuple[npt.NDArray[np.int64], FloatArray]:
+def search(index: Any, rows: Callable[[npt.NDArray[np.int64]], FloatArray], mask: BoolArray,
+           query: FloatArray, depth: int, config: AnnConfig
+           ) -> tuple[npt.NDArray[np.int64], FloatArray]:
     """Ordinals of the visible nodes nearest ``query`` (at most ``max(depth, candidates)``)
-    and their exact cosine scores, best first."""
+    and their exact cosine scores, best first; ``rows(ordinals)`` gives the candidates' float
+    vectors (a segment reads them from its file: Segment.vector_rows)."""
     import faiss
 
     want = max(depth, config.candidates)
@@ -105,6 +108,6 @@ def search(index: Any, vectors: FloatArray, mask: BoolArray, query: FloatArray, 
     _, found = index.search(np.ascontiguousarray(query[None, :], dtype=np.float32), want,
                             params=params)
     ordinals = np.sort(found[0][found[0] >= 0])
-    scores = np.asarray(vectors[ordinals] @ query, dtype=np.float32)
+    scores = np.asarray(rows(ordinals) @ query, dtype=np.float32)
     order = np.argsort(-scores, kind="stable")
     return ordinals[order], scores[order]

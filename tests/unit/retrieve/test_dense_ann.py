@@ -136,3 +136,13 @@ def test_the_search_reads_the_index_settings_when_it_runs(home: Path,
     assert found.hits and not any("approximate" in n
                                   for n in found.to_json()["analysis"]["notes"])
     engine.close()
+
+
+def test_the_rows_read_for_re_scoring_are_the_stored_vectors(home: Path) -> None:
+    store = SQLiteStore(home)
+    segment = store.segment(store.snapshots("walked")[0].snapshot_id)
+    assert segment.vectors is not None
+    ordinals = np.array([0, 1, 7, N // 2, N - 1], dtype=np.int64)
+    assert np.array_equal(segment.vector_rows(ordinals), segment.vectors[ordinals])
+    assert segment.vector_rows(np.array([], dtype=np.int64)).shape == (0, 384)
+    store.close()
