@@ -232,6 +232,30 @@ def compare_nprobe(home: Path, limit: int, probes: list[int]) -> dict[str, Any]:
     return out
 
 
+def compare_rows(home: Path, limit: int) -> dict[str, Any]:
+    """Semantic search with the re-scored rows read from the file (the shipped
+    Segment.vector_rows) and through the memory map, alternating query by query."""
+    queries = judged_queries(limit)
+    engine = Engine(home)
+    filters, who = Filters(collection=COLLECTION), Principal.anonymous()
+    for q in queries:  # the query vectors, kept by the engine
+        engine.search(q, filters, who, "semantic", 10, fetch=False)
+    segments = [engine.store.segment(s.snapshot_id) for s in engine.store.snapshots(COLLECTION)]
+    ways: dict[str, list[float]] = {"read": [], "mapped": []}
+    for q in queries:
+        for way, laps in ways.items():
+            for seg in segments:
+                if way == "mapped":
+                    seg.vector_rows = lambda o, v=seg.vectors: v[o]  # type: ignore[method-assign]
+                else:
+                    seg.__dict__.pop("vector_rows", None)
+            t = time.perf_counter()
+            engine.search(q, filters, who, "semantic", 10)
+            laps.append((time.perf_counter() - t) * 1000)
+    engine.close()
+    return {way: latency_summary(laps) for way, laps in ways.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=1_000_000)
@@ -243,12 +267,17 @@ def main() -> int:
                         help="dense_index_min_nodes for the build (default: the setting's)")
     parser.add_argument("--compare-nprobe", default=None,
                         help="e.g. 128,256: semantic/hybrid with each, alternating (--reuse)")
+    parser.add_argument("--compare-rows", action="store_true",
+                        help="semantic with rows read from the file / mapped (--reuse)")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure, args.queries)), flush=True)
         return 0
     home, scratch = args.out / f"home-{args.nodes}", args.out / f"corpus-{args.nodes}"
+    if args.compare_rows:
+        print(json.dumps(compare_rows(home, args.queries)), flush=True)
+        return 0
     if args.compare_nprobe:
         probes = [int(p) for p in args.compare_nprobe.split(",")]
         print(json.dumps(compare_nprobe(home, args.queries, probes)), flush=True)
