@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from dense_ann import replicate, scifact_vectors
 from excerpt.evaluate.metrics import latency_summary
-from excerpt.retrieve.sql import SqlView, sql_bm25, sql_dense, sql_view
+from excerpt.retrieve.sql import SqlView, sql_bm25, sql_dense, sql_doc_freqs, sql_view
 from excerpt.store.pg_hnsw import HnswConfig, ensure_indexes, index_name
 from excerpt.store.pg_server import start_server, stop_server
 from excerpt.store.postgres import PostgresStore
@@ -120,12 +120,17 @@ def load(store: PostgresStore, vectors: Matrix, lengths: npt.NDArray[np.int64]) 
          table_mb=_mb(store, "node_vectors"))
 
 
-def build_index(store: PostgresStore, memory: str) -> None:
+def build_index(store: PostgresStore, memory: str, m: int = 16, construction: int = 64,
+                again: bool = False) -> None:
+    """The store's own build, on one autocommit connection (``again``: the index dropped
+    first, to build it with other parameters)."""
     t = time.perf_counter()
-    with store._conn() as conn:  # the store's own build, on one autocommit connection
+    with store._conn() as conn:
+        if again:
+            conn.execute(f"DROP INDEX IF EXISTS {index_name(384)}")
         conn.execute("SET max_parallel_maintenance_workers = 1")
-        ensure_indexes(conn, HnswConfig(build_memory=memory))
-    emit(step="hnsw built", s=round(time.perf_counter() - t, 1),
+        ensure_indexes(conn, HnswConfig(build_memory=memory, m=m, ef_construction=construction))
+    emit(step="hnsw built", s=round(time.perf_counter() - t, 1), m=m, ef_construction=construction,
          index_mb=_mb(store, index_name(384)), maintenance_work_mem=memory)
 
 
@@ -242,6 +247,32 @@ def copy_postings(store: PostgresStore, text: Zipf) -> None:
          postings_mb=_mb(store, "postings"))
 
 
+def sketch(url: str, scratch: Path, n_queries: int) -> None:
+    """The MaxScore sketch beside sql_bm25 on the same queries: its time, the statistics'
+    time as counted today, and whether its top 100 equals the exhaustive one."""
+    store = PostgresStore(url, scratch)
+    rows, asked = Recorder(store), zipf_queries(n_queries)
+    stats_ms, pruned_ms, exhaustive_ms, same, fallback = [], [], [], 0, 0
+    for terms in asked:
+        view = sql_view(rows, store.snapshots("scale"), CALLER, {})
+        weights = dict.fromkeys(terms, 1.0)
+        t = time.perf_counter()
+        df = sql_doc_freqs(rows, view, list(weights))
+        stats_ms.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        pruned = maxscore_sketch(store, view, weights, df, 100)
+        pruned_ms.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        full = sql_bm25(rows, view, weights, 100, 1.5, 0.75)
+        exhaustive_ms.append((time.perf_counter() - t) * 1000)
+        fallback += pruned is None
+        same += pruned == [(c.ordinal, c.score) for c in full]
+    emit(bm25="maxscore sketch", queries=len(asked), exact_as_exhaustive=same,
+         fell_back=fallback, pruned_ms=latency_summary(pruned_ms),
+         statistics_ms=latency_summary(stats_ms), exhaustive_ms=latency_summary(exhaustive_ms))
+    store.close()
+
+
 class Recorder:
     """Rows that also keep the last statement, to EXPLAIN what sql_bm25 ran."""
 
@@ -254,11 +285,15 @@ class Recorder:
         return self.store.query(sql, args)
 
 
+def zipf_queries(n: int) -> list[list[str]]:
+    """2-5 words each, drawn from the law the text was."""
+    rng = np.random.default_rng(7)
+    return [[f"w{t:06d}" for t in words(rng, int(rng.integers(2, 6)))] for _ in range(n)]
+
+
 def bm25(url: str, scratch: Path, n_queries: int) -> None:
     """sql_bm25 (k 100) for 2-5 word Zipf queries: the view and the ranking timed apart."""
-    rng = np.random.default_rng(7)
-    asked = [[f"w{t:06d}" for t in words(rng, int(rng.integers(2, 6)))]
-             for _ in range(n_queries)]
+    asked = zipf_queries(n_queries)
     store = PostgresStore(url, scratch)
     rows = Recorder(store)
     view_ms, rank_ms, matched = [], [], []
@@ -283,6 +318,42 @@ def bm25(url: str, scratch: Path, n_queries: int) -> None:
     store.close()
 
 
+def maxscore_sketch(store: PostgresStore, view: SqlView, weights: dict[str, float],
+                    df: dict[str, int], depth: int, k1: float = 1.5, b: float = 0.75
+                    ) -> list[tuple[int, float]] | None:
+    """What would make BM25 in SQL interactive, measured: MaxScore in two steps. Terms
+    matching over 5% of the visible nodes are non-essential; the nodes holding an essential
+    term are scored in full (every query term, by primary-key lookups) and the depth-th
+    score is the threshold; if the non-essential terms together cannot reach it (each adds
+    less than weight x idf), no node holding only them can enter the top: the ranking is the
+    exhaustive one. None when that does not hold (the exhaustive query must run). One
+    snapshot; ``df`` and the view's N and avgdl are given (they would be kept, not counted)."""
+    n = view.visible
+    idf = {t: float(np.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))) for t in weights}
+    essential = [t for t in weights if df.get(t, 0) <= n / 20]
+    bound = sum(weights[t] * idf[t] for t in weights if t not in essential)
+    if not essential:
+        return None
+    where, params = view.where()
+    terms = list(weights)
+    found = store.query(f"""
+        WITH q(term, w, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[], %s::float8[])),
+        cand AS (SELECT DISTINCT p.ordinal FROM postings p
+                 WHERE p.snapshot_id = %s AND p.term = ANY(%s)),
+        vis AS (SELECT c.ordinal FROM cand c JOIN nodes n ON n.snapshot_id = %s
+                AND n.ordinal = c.ordinal WHERE {where})
+        SELECT p.ordinal, sum(q.w * q.idf * (p.tf / (p.tf + %s * (1 - %s + %s * p.doc_len
+                   / %s))))::real AS score
+        FROM vis JOIN postings p ON p.snapshot_id = %s AND p.term = ANY(%s)
+            AND p.ordinal = vis.ordinal JOIN q USING (term)
+        GROUP BY p.ordinal ORDER BY score DESC, p.ordinal LIMIT %s""",
+        [terms, [weights[t] for t in terms], [idf[t] for t in terms], SNAPSHOT, essential,
+         SNAPSHOT, *params, k1, b, b, view.avg_length, SNAPSHOT, terms, depth])
+    if len(found) < depth or bound >= found[-1][1]:
+        return None
+    return [(int(o), float(sc)) for o, sc in found]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -293,31 +364,39 @@ def main() -> int:
     parser.add_argument("--iterative", default="strict_order",
                         choices=("strict_order", "relaxed_order"))
     parser.add_argument("--depth", type=int, action="append", default=[])
-    parser.add_argument("--parts", default="load,dense,bm25")
+    parser.add_argument("--parts", default="load,dense,bm25",
+                        help="any of load, reindex (rebuild with --m/--ef-construction), "
+                             "dense, bm25, sketch (BM25 pruned by MaxScore in SQL)")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/excerpt-pg-scale"))
     parser.add_argument("--build-memory", default="4GB")
+    parser.add_argument("--m", type=int, default=16, help="HNSW m for --parts reindex")
+    parser.add_argument("--ef-construction", type=int, default=64)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/excerpt-scifact-minilm.npz"))
     parser.add_argument("--keep", action="store_true", help="keep the server and its data")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     corpus, queries = scifact_vectors(args.cache)
     vectors = replicate(corpus, args.nodes, 0.025)
-    tokens = Zipf(args.nodes)
     url = server(args.dir / "pg")
     scratch = args.dir / "scratch"
     emit(nodes=args.nodes, url=url, parts=sorted(parts))
     try:
         store = PostgresStore(url, scratch)
         if "load" in parts:
+            tokens = Zipf(args.nodes)
             load(store, vectors, tokens.lengths)
             build_index(store, args.build_memory)
             copy_postings(store, tokens)
+        if "reindex" in parts:
+            build_index(store, args.build_memory, args.m, args.ef_construction, again=True)
         store.close()
         if "dense" in parts:
             dense(url, scratch, vectors, queries[:args.queries], args.ef or [40, 100, 200],
                   args.exact_queries, args.iterative, tuple(args.depth or (10, 100)))
         if "bm25" in parts:
             bm25(url, scratch, args.queries)
+        if "sketch" in parts:
+            sketch(url, scratch, args.queries)
     finally:
         if not args.keep:
             stop_server(args.dir / "pg")
