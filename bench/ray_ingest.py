@@ -151,15 +151,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=512)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--workers", default="0,1,2",
+                        help="which runs: 0 (local, no Ray), 1 and 2 (Ray workers)")
     args = parser.parse_args()
+    wanted = {int(w) for w in args.workers.split(",")}
     corpus = Path(tempfile.mkdtemp(prefix="scifact")) / "corpus.jsonl"
     with (DATA / "scifact" / "corpus.jsonl").open(encoding="utf-8") as source:
         corpus.write_text("".join(next(source) for _ in range(args.n)), encoding="utf-8")
     runs: dict[str, list[dict[str, float]]] = {"local (2 threads)": [], "ray 1 worker": [],
                                                "ray 2 workers": []}
     for _ in range(args.rounds):
-        runs["local (2 threads)"].append(one_run(corpus, None))
-        for cpus in (1, 2):
+        if 0 in wanted:
+            runs["local (2 threads)"].append(one_run(corpus, None))
+        for cpus in sorted(wanted - {0}):
             with cluster(cpus) as (address, sid):
                 runs[f"ray {cpus} worker{'s' if cpus > 1 else ''}"].append(
                     one_run(corpus, address, sid))
@@ -169,6 +173,9 @@ def main() -> None:
     print(f"{'mode':18} {'total s':>8} {'embed s':>8} {'1st batch s':>11} {'steady n/s':>10} "
           f"{'serial s':>8} {'driver cpu ms/node':>18} {'cluster cpu ms/node':>19}")
     for mode, got in runs.items():
+        if not got:
+            continue
+
         def med(key: str, got: list[dict[str, float]] = got) -> float:
             return statistics.median(r[key] for r in got)
         nodes = got[0]["nodes"]
