@@ -50,9 +50,9 @@ def home(tmp_path: Path) -> Path:
 def test_collections_lists_what_the_caller_may_see_with_counts(home: Path) -> None:
     anonymous = ok(home, "collections")
     assert anonymous["collections"] == [{"name": "books", "snapshots": 1, "documents": 4,
-                                         "nodes": 8}]
+                                         "nodes": 6}]
     hr = ok(home, "collections", "--acl-tag", "hr")["collections"]
-    assert [(c["name"], c["nodes"]) for c in hr] == [("books", 8), ("secret", 1)]  # type: ignore[index]
+    assert [(c["name"], c["nodes"]) for c in hr] == [("books", 6), ("secret", 1)]  # type: ignore[index]
     plain = run(home, "collections")
     assert plain.exit_code == 0 and "books" in plain.stdout and "secret" not in plain.stdout
 
@@ -135,7 +135,7 @@ def test_a_failed_delete_leaves_the_snapshot_whole(home: Path) -> None:
         engine.catalogue.delete_snapshot(sid)
     assert len(engine.store.nodes_by_id(sid, ["01-snapshots.md:0000"])) == 1
     assert conn.execute("SELECT COUNT(*) FROM nodes WHERE snapshot_id = ?", (sid,)
-                        ).fetchone()[0] == 8
+                        ).fetchone()[0] == 6
     conn.close()
     engine.close()
     assert ok(home, "search", "snapshot", "--collection", "books", "--mode", "bm25")["hits"]
@@ -197,14 +197,14 @@ def test_deleting_on_postgresql_removes_every_row_of_the_snapshot(pg_url: str,
 
     with psycopg.connect(pg_url) as conn:
         before = rows(conn)
-    assert before["node_vectors"] == 8 and before["postings"] > 0 and before["documents"] == 4
+    assert before["node_vectors"] == 6 and before["postings"] > 0 and before["documents"] == 4
     assert ok(home, "--store", pg_url, "snapshots", "delete", str(first["snapshot_id"]),
-              "--yes")["nodes"] == 8
+              "--yes")["nodes"] == 6
     with psycopg.connect(pg_url) as conn:
         assert rows(conn) == dict.fromkeys(tables, 0)
-        assert conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 8  # the other one
+        assert conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 6  # the other one
     listed = ok(home, "--store", pg_url, "collections")["collections"]
-    assert listed == [{"name": "books", "snapshots": 1, "documents": 4, "nodes": 8}]
+    assert listed == [{"name": "books", "snapshots": 1, "documents": 4, "nodes": 6}]
     assert second["snapshot_id"] != first["snapshot_id"]
     ok(home, "--store", pg_url, "collections", "delete", "books", "--yes")
     assert ok(home, "--store", pg_url, "collections", "--all-access")["collections"] == []

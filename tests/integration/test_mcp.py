@@ -140,7 +140,7 @@ def test_in_memory_tools_have_schemas_and_answer_as_the_engine(home: Path) -> No
             assert {q["id"] for q in got["quotes"]} <= {c["id"] for c in got["citations"]}
             listed_collections = await client.call_tool("list_collections", {})
             assert listed_collections.structured_content["collections"] == [
-                {"name": "demo", "snapshots": 1, "documents": 4, "nodes": 8}]
+                {"name": "demo", "snapshots": 1, "documents": 4, "nodes": 6}]
             assert_hidden(await matrix(client))
 
     run(body)

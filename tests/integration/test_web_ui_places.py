@@ -126,6 +126,8 @@ PLACES = [  # metadata -> (kind, label): documents gain page and chapter; the ot
     ({"path": "b.epub", "format": "epub", "chapter": 3, "chapter_title": "Storms",
       "section": "Storms > At sea"}, ["document", "b.epub · chapter 3 Storms · Storms > At sea"]),
     ({"path": "m.pdf", "page": 5, "page_label": "iv", "pages": [5]}, ["document", "m.pdf · p. iv"]),
+    ({"path": "m.pdf", "page": 17, "page_end": 18, "page_label": "11", "page_end_label": "12"},
+     ["document", "m.pdf · p. 11–12"]),
     ({"path": "m.pdf", "page": 11, "page_end": 12, "pages": [11, 12], "section": "2 Design"},
      ["document", "m.pdf · p. 11–12 · 2 Design"]),
     ({"path": "notes.md", "section": "Setup"}, ["document", "notes.md · Setup"]),

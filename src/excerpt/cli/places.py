@@ -32,7 +32,9 @@ def page_place(metadata: dict[str, Any]) -> str:
     """``p. 12``, ``p. 11–12`` for a passage spanning pages, the printed label (``p. iv``)
     when the PDF gives one; empty without a page."""
     if metadata.get("page_label"):
-        return f"p. {metadata['page_label']}"
+        end = metadata.get("page_end_label")
+        label = metadata["page_label"]
+        return f"p. {label}–{end}" if end and end != label else f"p. {label}"
     page, end = metadata.get("page"), metadata.get("page_end")
     if page is None:
         return ""

@@ -17,6 +17,9 @@ from excerpt.cli.places import citation_place
           "headings": ["2 Design", "2.1 Requirements"]}, "p. 12, section 2.1 Requirements"),
         ({"path": "m.pdf", "page": 11, "page_end": 12, "pages": [11, 12]}, "p. 11–12"),
         ({"path": "m.pdf", "page": 5, "pages": [5], "page_label": "iv"}, "p. iv"),
+        ({"path": "m.pdf", "page": 17, "page_end": 18, "page_label": "11",
+          "page_end_label": "12"}, "p. 11–12"),
+        ({"path": "m.pdf", "page": 17, "page_label": "11", "page_end_label": "11"}, "p. 11"),
         ({"path": "b.epub", "chapter": 3, "chapter_title": "Storms", "section": "At sea",
           "headings": ["At sea"]}, "chapter 3 Storms, section At sea"),
         ({"path": "notes.md", "section": "Setup > Keys"}, "section Keys"),  # no headings list

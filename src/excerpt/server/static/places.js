@@ -9,7 +9,10 @@ const join = (...parts) => parts.filter((p) => p !== undefined && p !== null && 
 export function page(m) {
   // "p. 12"; "p. 11–12" when the passage spans pages; the printed label ("p. iv") when the PDF
   // gives one; "" without a page.
-  if (m.page_label) return "p. " + m.page_label;
+  if (m.page_label) {
+    const end = m.page_end_label && m.page_end_label !== m.page_label ? "–" + m.page_end_label : "";
+    return "p. " + m.page_label + end;
+  }
   if (typeof m.page !== "number") return "";
   return "p. " + m.page + (typeof m.page_end === "number" && m.page_end !== m.page ? "–" + m.page_end : "");
 }
