@@ -216,3 +216,38 @@ def test_a_filtered_caller_walks_the_index(stores: tuple[PostgresStore, Postgres
     settings, sql, args = recording.last
     plan = "\n".join(r[0] for r in hnsw.query_with(settings, "EXPLAIN " + sql, args))
     assert "Index Scan using node_vectors_hnsw_384" in plan
+
+
+def hnsw_scans(store: PostgresStore) -> int:
+    """Index scans of the HNSW index the server has counted (its statistics are flushed by
+    each backend within about a second of going idle)."""
+    store.query("SELECT pg_stat_clear_snapshot()", ())
+    return int(store.query("SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes "
+                           "WHERE indexrelname = 'node_vectors_hnsw_384'", ())[0][0])
+
+
+def test_the_engine_walks_the_index_of_an_hnsw_store(
+        stores: tuple[PostgresStore, PostgresStore],
+        loaded: tuple[str, Matrix, Matrix, Path], tmp_path: Path) -> None:
+    """Through Engine.search (SqlAccess hands sql_dense the store's query): the HNSW store's
+    searches walk the index and return only visible nodes; the exact store's never walk it."""
+    import time
+
+    from excerpt.engine import Engine
+    from excerpt.types import Filters
+
+    exact, hnsw = stores
+    _, corpus, _, _ = loaded
+    allowed = {f"n{i:05d}" for i in np.flatnonzero(may_see(CLEARED, len(corpus)))}
+    for store, walks in ((exact, False), (hnsw, True)):
+        before = hnsw_scans(store)
+        engine = Engine(tmp_path / "home", store=store)
+        result = engine.search("vitamin D and bone density", Filters(collection="sf"), CLEARED,
+                               "semantic", 10, fetch=False)
+        assert len(result.ranking) == 10 and {i for i, _, _ in result.ranking} <= allowed
+        deadline = time.monotonic() + 10
+        while walks and hnsw_scans(store) == before and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if not walks:
+            time.sleep(2)
+        assert (hnsw_scans(store) > before) is walks
