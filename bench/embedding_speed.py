@@ -159,8 +159,9 @@ def length_sweep(docs: Sequence[str], rounds: int, lengths: Sequence[int]) -> No
         print(f"{n:>7} {np.median(got):7.1f} {np.median(costs[n]):10.1f} {cut:>6}", flush=True)
 
 
-def quality(path: Path, lengths: Sequence[int]) -> None:
-    """Dense nDCG@10 on SciFact's train queries at each maximum length (exact top 100)."""
+def quality(path: Path, lengths: Sequence[int], graph: str = "") -> None:
+    """Dense nDCG@10 on SciFact's train queries at each maximum length (exact top 100); with
+    ``graph``, under that ONNX Runtime graph level (``ORT_ENABLE_BASIC``)."""
     from excerpt.evaluate.beir import load_beir_dataset
     from excerpt.evaluate.metrics import ir_metrics
 
@@ -174,7 +175,8 @@ def quality(path: Path, lengths: Sequence[int]) -> None:
             title = record.get("title", "")
             texts.append(f"{title}\n{record['text']}" if title else record["text"])
     for n in lengths:
-        model = MiniLMEmbedder(max_seq_length=n)
+        options = {"graph_optimization_level": graph} if graph else None
+        model = MiniLMEmbedder(max_seq_length=n, session_options=options)
         start = time.perf_counter()
         docs = model.embed_documents(texts)
         rate = len(texts) / (time.perf_counter() - start)
@@ -185,7 +187,7 @@ def quality(path: Path, lengths: Sequence[int]) -> None:
             run[q] = {ids[i]: float(scores[i]) for i in top}
         got = ir_metrics(data.qrels, run)
         ndcg = got.get("ndcg@10", got.get("ndcg_cut_10"))
-        print(f"max len {n}: nDCG@10 {ndcg:.4f} over {len(queries)} queries, "
+        print(f"max len {n}{' ' + graph if graph else ''}: nDCG@10 {ndcg:.4f} over {len(queries)} queries, "
               f"{len(texts)} docs at {rate:.1f} docs/s", flush=True)
 
 
@@ -199,10 +201,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--lengths", default="", help="only docs/s at these max lengths: 128,256")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quality", default="", help="only SciFact nDCG@10 at these lengths")
+    parser.add_argument("--graph", default="", help="--quality under this ORT graph level")
     args = parser.parse_args(argv)
     if args.quality:
         print(f"load average {os.getloadavg()[0]:.1f}")
-        quality(args.scifact, [int(n) for n in args.quality.split(",")])
+        quality(args.scifact, [int(n) for n in args.quality.split(",")], args.graph)
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
         return
 
