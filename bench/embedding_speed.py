@@ -187,7 +187,8 @@ def quality(path: Path, lengths: Sequence[int], graph: str = "") -> None:
             run[q] = {ids[i]: float(scores[i]) for i in top}
         got = ir_metrics(data.qrels, run)
         ndcg = got.get("ndcg@10", got.get("ndcg_cut_10"))
-        print(f"max len {n}{' ' + graph if graph else ''}: nDCG@10 {ndcg:.4f} over {len(queries)} queries, "
+        label = f"{n} {graph}".strip()
+        print(f"max len {label}: nDCG@10 {ndcg:.4f} over {len(queries)} queries, "
               f"{len(texts)} docs at {rate:.1f} docs/s", flush=True)
 
 
