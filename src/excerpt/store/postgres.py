@@ -76,7 +76,7 @@ class PostgresStore(SourceRecords, RecordQueries):
 
                 self.applied_now = migrate(conn)
                 if dense_index is not None:
-                    ensure_indexes(conn, dense_index)
+                    self._build_indexes(conn)
         except psycopg.Error as exc:
             reason = " ".join(str(exc).split())
             raise StoreError(f"cannot reach PostgreSQL at {_safe(url)}: {reason} (is the server "
@@ -95,6 +95,17 @@ class PostgresStore(SourceRecords, RecordQueries):
                 yield conn
         except self._errors as exc:
             raise StoreError(f"PostgreSQL: {exc}") from exc
+
+    def _build_indexes(self, conn: Any) -> None:
+        """The HNSW index of each dimension (store/pg_hnsw.py); a failure says so, not that
+        the server is unreachable."""
+        assert self.dense_index is not None
+        try:
+            ensure_indexes(conn, self.dense_index)
+        except self._errors as exc:
+            reason = " ".join(str(exc).split())
+            raise StoreError(f"building the HNSW index of node_vectors failed: {reason} "
+                             "(pg_dense_index: exact searches without it)") from None
 
     def _check_pgvector(self, conn: Any) -> None:
         if conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
@@ -209,7 +220,7 @@ class PostgresStore(SourceRecords, RecordQueries):
         with self._conn() as conn:
             conn.execute("VACUUM (ANALYZE) nodes, node_vectors, postings")
             if self.dense_index is not None:  # a new model's dimension gets its index
-                ensure_indexes(conn, self.dense_index)
+                self._build_indexes(conn)
 
     def fail_run(self, run_id: int, message: str, errors: Sequence[IngestIssue],
                  seconds: float) -> None:
