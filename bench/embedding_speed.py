@@ -113,11 +113,12 @@ def timed(model: Embedder, docs: Sequence[str]) -> tuple[float, float, FloatMatr
     return len(docs) / wall, cpu / len(docs) * 1000, vectors
 
 
-def ort_sweep(docs: Sequence[str], rounds: int) -> None:
+def ort_sweep(docs: Sequence[str], rounds: int, only: Sequence[str] = ()) -> None:
     """Each variant's docs/s and CPU ms/doc, alternated round by round; medians, ratios of
     CPU cost to the shipped options, cos to the shipped options' vectors."""
     models = {name: MiniLMEmbedder(session_options=opts, workers=workers)
-              for name, (opts, workers) in ORT_VARIANTS.items()}
+              for name, (opts, workers) in ORT_VARIANTS.items()
+              if not only or name in only or name == "shipped"}
     rates: dict[str, list[float]] = {name: [] for name in models}
     costs: dict[str, list[float]] = {name: [] for name in models}
     vectors: dict[str, FloatMatrix] = {}
@@ -199,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--n", type=int, default=512)
     parser.add_argument("--quick", action="store_true", help="only the chosen configurations")
     parser.add_argument("--ort", action="store_true", help="only the ONNX Runtime option sweep")
+    parser.add_argument("--variants", default="", help="--ort: only these (comma-separated)")
     parser.add_argument("--lengths", default="", help="only docs/s at these max lengths: 128,256")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quality", default="", help="only SciFact nDCG@10 at these lengths")
@@ -214,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.ort or args.lengths:
         print(f"{len(docs)} SciFact docs, load average {os.getloadavg()[0]:.1f}")
         if args.ort:
-            ort_sweep(docs, args.rounds)
+            ort_sweep(docs, args.rounds, [v for v in args.variants.split(",") if v])
         if args.lengths:
             length_sweep(docs, args.rounds, [int(n) for n in args.lengths.split(",")])
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
