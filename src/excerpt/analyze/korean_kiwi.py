@@ -2,33 +2,35 @@
 
 Kiwi spends about 2.5 s of CPU loading its model and dictionaries, and half of that on the
 multi-word dictionary (``multi.dict``: ~250,000 proper nouns with spaces inside, such as
-``부트 캠프`` or ``더글러스 애덤스``). A dictionary entry can only change the analysis of a text
-it could match. So a process that analyses a few single texts (a CLI search analyses one
-query) gets a *light* Kiwi: built without that dictionary, plus the entries of it that could
-match the texts seen so far, which analyses those texts exactly as the full one does (tested
-on the regulations in ``tests/unit/analyze/test_korean_kiwi.py``) in about half the load time.
+``부트 캠프`` or ``더글러스 애덤스``). A multi-word entry can only change the analysis of a text
+it could match. So a process that analyses a few single texts (a CLI search analyses its query
+and the terms it adds) gets a *light* Kiwi, built without that dictionary, for the texts no
+entry of it could match; a text one could match is analysed by the full Kiwi. Those texts went
+to a light Kiwi given the entries before, but on 300 texts made of random entries of the
+dictionaries it analysed 6 differently from the full one (whatever order the entries were
+loaded in): only texts without any are exact, and they are the usual query (tested on the
+regulations in ``tests/unit/analyze/test_korean_kiwi.py``).
 
-"Could match" is over-inclusive on purpose: an entry is taken when its letters and digits, in
+"Could match" is over-inclusive on purpose: an entry counts when its letters and digits, in
 Hangul jamo (so that ``캠프`` still matches in ``캠픈``, 캠프 + ㄴ), lower-cased, occur in a
-row in the text's, ignoring spaces and punctuation on both sides. Batches
-(:func:`excerpt.analyze.korean.analyze_korean_many`: ingestion, the composer) load the full
-Kiwi; from then on every text uses it and the light one is dropped. A text whose entries the
-light Kiwi lacks rebuilds it with them, at most :data:`LIGHT_BUILDS` times per process, and
-the light Kiwi serves at most :data:`LIGHT_TEXTS` texts; after that the full Kiwi is loaded.
+row in the text's, ignoring spaces and punctuation on both sides. Looking costs ~50 ms a text
+(a pass over the dictionary): texts known to come together (a query's added terms) are looked
+up in one pass (:func:`expect`). Batches (:func:`excerpt.analyze.korean.analyze_korean_many`:
+ingestion, the composer) load the full Kiwi; from then on every text uses it and the light one
+is dropped. The light Kiwi serves at most :data:`LIGHT_TEXTS` texts; after that the full Kiwi
+is loaded (a process analysing more is long-lived).
 """
 
 from __future__ import annotations
 
 import re
-import tempfile
 import threading
 import unicodedata
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-LIGHT_BUILDS = 2
-"""Light Kiwis a process builds before it loads the full one (each costs about half of it)."""
 LIGHT_TEXTS = 16
 """Texts a process analyses with the light Kiwi before it loads the full one."""
 
@@ -38,8 +40,6 @@ _HANGUL_FIRST, _HANGUL_LAST, _FINALS = 0xAC00, 0xD7A3, 28
 _lock = threading.RLock()
 _full: Any = None
 _light: Any = None
-_light_entries: frozenset[str] = frozenset()
-_light_builds = 0
 _light_texts: set[str] = set()
 
 
@@ -63,40 +63,49 @@ def _load_full() -> Any:
 
 
 def kiwi_for(text: str) -> Any:
-    """A Kiwi that analyses ``text`` exactly as :func:`kiwi` does: the full one when it is
-    loaded; else the light one, holding the multi-word entries that could match, for the
-    first :data:`LIGHT_TEXTS` texts of the process (finding the entries costs ~50 ms a text:
-    a process analysing more is long-lived, and loads the full Kiwi)."""
-    global _light, _light_entries, _light_builds
+    """A Kiwi that analyses ``text`` exactly as :func:`kiwi` does: the light one for the
+    first :data:`LIGHT_TEXTS` texts of the process that no multi-word entry could match,
+    else the full one."""
     if _full is not None:
         return _full
     with _lock:
         if _full is None and _light is not None and text in _light_texts:
             return _light
-        if _full is None and len(_light_texts) < LIGHT_TEXTS:
-            needed = frozenset(multi_entries(text))
-            if _light is None or not needed <= _light_entries:
-                if _light_builds >= LIGHT_BUILDS:
-                    return _load_full()
-                _light_entries = _light_entries | needed
-                _light, _light_builds = _build_light(_light_entries), _light_builds + 1
-            _light_texts.add(text)
+        if _full is None and len(_light_texts) < LIGHT_TEXTS and _take([text]):
             return _light
         return _load_full()
 
 
-def _build_light(entries: frozenset[str]) -> Any:
+def expect(texts: Sequence[str]) -> None:
+    """Texts about to be analysed one by one (a query's added terms): looked up in the
+    multi-word dictionary in one pass, so that :func:`kiwi_for` finds them ready. Nothing
+    when the full Kiwi is loaded, the light one would serve too many texts or an entry
+    could match (each text is then looked up alone)."""
+    if _full is not None:
+        return
+    with _lock:
+        new = [t for t in dict.fromkeys(texts) if t not in _light_texts]
+        if new and _full is None and len(_light_texts) + len(new) <= LIGHT_TEXTS:
+            _take(new)
+
+
+def _take(texts: Sequence[str]) -> bool:
+    """Make the light Kiwi serve ``texts`` (built if need be); False when a multi-word entry
+    could match one of them (the caller holds the module's lock)."""
+    global _light
+    if multi_entries("\n".join(texts)):
+        return False
+    if _light is None:
+        _light = _build_light()
+    _light_texts.update(texts)
+    return True
+
+
+def _build_light() -> Any:
+    """Kiwi without the multi-word dictionary."""
     from kiwipiepy import Kiwi
 
-    light = Kiwi(model_type=_MODEL_TYPE, load_multi_dict=False)
-    if entries:
-        with tempfile.TemporaryDirectory(prefix="excerpt-kiwi-") as folder:
-            path = Path(folder) / "multi.dict"
-            # plain entries first: a pre-analysed one names one of them
-            ordered = sorted(entries, key=lambda line: ("/" in line.split("\t")[1], line))
-            path.write_text("".join(f"{line}\n" for line in ordered), encoding="utf-8")
-            light.load_user_dictionary(str(path))
-    return light
+    return Kiwi(model_type=_MODEL_TYPE, load_multi_dict=False)
 
 
 def multi_entries(text: str) -> list[str]:

@@ -1,17 +1,20 @@
-"""The light Kiwi (issue 20, item 4: cold start): without the multi-word dictionary but with the
-entries that could match, it analyses a text exactly as the full Kiwi does, on the regulations
-and on texts made to hit that dictionary (plain entries, pre-analysed ones, a noun contracted
-with a particle, Latin letters in another case); and a process switches to the full Kiwi as the
-module says."""
+"""The light Kiwi (issue 20, item 4: cold start): without the multi-word dictionary, it
+analyses exactly as the full Kiwi does every text no entry of that dictionary could match, on
+the regulations and on texts made of the default dictionary's proper nouns; texts an entry
+could match (plain entries, pre-analysed ones, a noun contracted with a particle, Latin letters
+in another case) go to the full Kiwi; and a process switches to the full Kiwi as the module
+says, looking a query's added terms up in one pass."""
 
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,8 +26,9 @@ HITS = [
     "더글라스 애덤스의 은하수를 여행하는 히치하이커를 읽었다.",  # pre-analysed: 더글러스 애덤스
     "데이터사이언스 전공과 부트캠픈 다르다.",  # 캠픈: 캠프 + ㄴ
     "잭 바우어가 나오는 드라마와 잭바우어의 대사",
-    "한국과학기술원(KAIST)과 kaist 대학원 학칙 제15조의2",
 ]
+"""Texts a multi-word entry could match: the full Kiwi analyses them."""
+LATIN = "한국과학기술원(KAIST)과 kaist 대학원 학칙 제15조의2"  # no entry could match
 
 
 def tokens(tokenizer: object, text: str) -> list[str]:
@@ -40,18 +44,9 @@ def test_entries_that_could_match_are_found_with_or_without_spaces_and_contracte
     assert any(line.startswith("더글라스 애덤스\t") for line in multi_entries(HITS[1]))
     assert any(line.startswith("부트 캠프\t") for line in multi_entries(HITS[2]))
     assert any(line.startswith("잭 바우어\t") for line in multi_entries(HITS[3]))
+    assert all(multi_entries(text) for text in HITS)
     assert multi_entries("학생 징계 절차") == []
     assert multi_entries("") == [] and multi_entries("!!! ...") == []
-
-
-@pytest.mark.slow
-def test_a_light_kiwi_with_a_texts_entries_analyses_it_as_the_full_one() -> None:
-    full = kiwi()
-    for text in HITS:
-        light = _build_light(frozenset(multi_entries(text)))
-        assert tokens(light, text) == tokens(full, text), text
-    bare = _build_light(frozenset())
-    assert tokens(bare, HITS[0]) != tokens(full, HITS[0])  # the entries matter: 부트 캠프
 
 
 @pytest.mark.slow
@@ -61,25 +56,49 @@ def test_the_regulations_analyse_alike_with_the_light_kiwi(
         encoding="utf-8")
     paragraphs = [p for p in unicodedata.normalize("NFKC", text).split("\n") if p.strip()]
     sample = paragraphs[:4000] + paragraphs[-2000:]
-    full, bare = kiwi(), _build_light(frozenset())
-    expected = [tokens(full, p) for p in sample]
-    # the paragraphs the multi-word dictionary changes, and every 40th (finding a text's
-    # entries scans the whole dictionary: ~50 ms)
-    hit = [p for p, want in zip(sample, expected, strict=True) if tokens(bare, p) != want]
-    assert hit  # 부트캠프, 데이터사이언스 …
-    entries = frozenset(e for p in hit + sample[::40] for e in multi_entries(p))
-    light = _build_light(entries)
-    assert [p for p, want in zip(sample, expected, strict=True) if tokens(light, p) != want] == []
+    full, light = kiwi(), _build_light()
+    differ = [p for p in sample if tokens(light, p) != tokens(full, p)]
+    assert differ  # 부트캠프, 데이터사이언스 …: the dictionary matters
+    # and only where one of its entries could match: those texts go to the full Kiwi
+    assert all(multi_entries(p) for p in differ)
+    assert all(tokens(light, t) != tokens(full, t) for t in HITS[:1])
+    assert multi_entries(LATIN) == [] and tokens(light, LATIN) == tokens(full, LATIN)
+
+
+@pytest.mark.slow
+def test_texts_made_of_default_entries_analyse_alike() -> None:
+    """Three random proper nouns of Kiwi's default dictionary in a sentence, 120 texts that
+    no multi-word entry could match."""
+    import kiwipiepy_model  # type: ignore[import-untyped]
+
+    dictionary = Path(kiwipiepy_model.get_model_path()) / "default.dict"
+    forms = [line.split("\t")[0] for line in dictionary.read_text("utf-8").split("\n")
+             if "\tNNP" in line and not line.startswith("#")]
+    rng = random.Random(7)
+    texts: list[str] = []
+    while len(texts) < 120:
+        a, b, c = rng.choice(forms), rng.choice(forms), rng.choice(forms)
+        text = unicodedata.normalize("NFKC", f"{a}에 관한 규정 제3조와 {b}의 학생은 {c}를 했잖아")
+        if not multi_entries(text):
+            texts.append(text)
+    full, light = kiwi(), _build_light()
+    assert [t for t in texts if tokens(light, t) != tokens(full, t)] == []
 
 
 PROCESS = """
-import json
-from excerpt.analyze import analyze, analyze_many, korean_kiwi as k
+import json, sys
+from excerpt.analyze import analyze, expect, korean_kiwi as k
+if sys.argv[1] == "full":
+    k.kiwi()
+TERMS = ["징계 처분", "신청서", "해양초등학교"]
 seen = {}
-seen["query"] = analyze("부트캠프 학생 징계 절차")
-seen["after_one"] = [k._full is None, k._light is not None, k._light_builds]
-analyze("학생 징계 해제")  # nothing new to match: the same light Kiwi
-seen["after_two"] = [k._full is None, k._light_builds]
+seen["query"] = analyze("오므라이스 학생 징계 절차")
+seen["after_one"] = [k._full is None, k._light is not None, sorted(k._light_texts)]
+light = k._light
+expect(TERMS, "ko")  # one look-up for the three
+seen["expected"] = sorted(k._light_texts)
+seen["terms"] = [analyze(t) for t in TERMS]
+seen["after_terms"] = [k._full is None, k._light is light]
 for n in range(k.LIGHT_TEXTS):
     analyze(f"학생 {n}번")
 seen["after_many"] = k._full is not None  # a long-lived process: the full Kiwi
@@ -88,22 +107,30 @@ print(json.dumps(seen, ensure_ascii=False))
 BATCH = """
 import json
 from excerpt.analyze import analyze, analyze_many, korean_kiwi as k
-analyze("부트캠프 학생 징계 절차")
+analyze("교원 징계 절차")
 analyze_many(["교원인사규정 제3조", "부트캠프 학생 징계 절차"])
-seen = [k._full is not None, k._light is None, k.kiwi_for("x") is k._full]
-print(json.dumps([seen, analyze("부트캠프 학생 징계 절차")], ensure_ascii=False))
+print(json.dumps([k._full is not None, k._light is None, k.kiwi_for("x") is k._full]))
 """
+MULTI = """
+import json
+from excerpt.analyze import analyze, korean_kiwi as k
+tokens = analyze("부트캠프 학생 징계 절차")  # 부트 캠프 could match: the full Kiwi
+print(json.dumps([k._full is not None, k._light is None, tokens], ensure_ascii=False))
+"""
+
+
+def run(code: str, *args: str) -> Any:
+    return json.loads(subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                                     text=True, check=True).stdout)
 
 
 @pytest.mark.slow
 def test_a_process_uses_the_light_kiwi_for_a_few_texts_then_the_full_one() -> None:
-    seen = json.loads(subprocess.run([sys.executable, "-c", PROCESS], capture_output=True,
-                                     text=True, check=True).stdout)
-    assert seen["after_one"] == [True, True, 1]
-    assert seen["after_two"] == [True, 1]
+    seen, full = run(PROCESS, "light"), run(PROCESS, "full")
+    assert seen["after_one"] == [True, True, ["오므라이스 학생 징계 절차"]]
+    assert seen["expected"] == ["신청서", "오므라이스 학생 징계 절차", "징계 처분", "해양초등학교"]
+    assert seen["after_terms"] == [True, True]
     assert seen["after_many"] is True
-    (state, query) = json.loads(subprocess.run([sys.executable, "-c", BATCH],
-                                               capture_output=True, text=True,
-                                               check=True).stdout)
-    assert state == [True, True, True]  # a batch loads the full Kiwi; the light one is gone
-    assert query == seen["query"] and "부트 캠프" in query
+    assert (seen["query"], seen["terms"]) == (full["query"], full["terms"])
+    assert run(BATCH) == [True, True, True]  # a batch loads the full Kiwi; the light one goes
+    assert run(MULTI) == [True, True, ["부트 캠프", "학생", "징계", "절차"]]
