@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from excerpt.errors import InputError
 from excerpt.retrieve.sql import SqlView, sql_dense, sql_view
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotPayload
@@ -31,7 +32,7 @@ CACHE = Path("/tmp/excerpt-scifact-minilm.npz")  # bench/dense_ann.py --cache de
 MODEL = "minilm"
 Matrix = npt.NDArray[np.float32]
 
-pytestmark = pytest.mark.slow  # a server, a few thousand rows published, an index built
+slow = pytest.mark.slow  # a server, 5,183 nodes published, an index built: ~30 s in all
 
 
 def scifact_vectors(corpus: Path) -> tuple[Matrix, Matrix]:
@@ -123,6 +124,7 @@ CLEARED = Principal(clearances=frozenset({"confidential"}))  # sees 6 nodes in 7
 UNCLEARED = Principal()  # sees about 1 node in 117: the 1% without the label, minus secrets
 
 
+@slow
 @pytest.mark.parametrize(("principal", "metadata", "depth"), [
     (CLEARED, None, 10), (CLEARED, None, 100),
     (CLEARED, {"bucket": 5}, 10), (CLEARED, {"bucket": 5}, 100),
@@ -150,6 +152,7 @@ def test_hnsw_never_returns_a_hidden_node_and_fills_the_depth(
         assert walked == 20
 
 
+@slow
 def test_hnsw_recall_of_the_exact_top_10(stores: tuple[PostgresStore, PostgresStore],
                                          loaded: tuple[str, Matrix, Matrix, Path]) -> None:
     _, hnsw = stores
@@ -160,6 +163,7 @@ def test_hnsw_recall_of_the_exact_top_10(stores: tuple[PostgresStore, PostgresSt
     assert hits / (10 * len(queries)) >= 0.95
 
 
+@slow
 def test_exact_scan_stays_the_default_and_exact(stores: tuple[PostgresStore, PostgresStore],
                                                 loaded: tuple[str, Matrix, Matrix, Path]
                                                 ) -> None:
@@ -176,6 +180,7 @@ def test_exact_scan_stays_the_default_and_exact(stores: tuple[PostgresStore, Pos
             assert view.approximate == []
 
 
+@slow
 def test_the_index_is_built_once_per_dimension(stores: tuple[PostgresStore, PostgresStore]
                                                ) -> None:
     _, hnsw = stores
@@ -203,6 +208,7 @@ class Recording:
         return self.store.query_with(settings, sql, args)
 
 
+@slow
 def test_a_filtered_caller_walks_the_index(stores: tuple[PostgresStore, PostgresStore],
                                            loaded: tuple[str, Matrix, Matrix, Path]) -> None:
     """The planner estimates the rights predicate at one row and, from about 5,000 nodes on,
@@ -226,6 +232,7 @@ def hnsw_scans(store: PostgresStore) -> int:
                            "WHERE indexrelname = 'node_vectors_hnsw_384'", ())[0][0])
 
 
+@slow
 def test_the_engine_walks_the_index_of_an_hnsw_store(
         stores: tuple[PostgresStore, PostgresStore],
         loaded: tuple[str, Matrix, Matrix, Path], tmp_path: Path) -> None:
@@ -251,3 +258,18 @@ def test_the_engine_walks_the_index_of_an_hnsw_store(
         if not walks:
             time.sleep(2)
         assert (hnsw_scans(store) > before) is walks
+
+
+def test_the_setting_names_the_index_and_its_walk() -> None:
+    assert hnsw_config("exact") is None
+    assert hnsw_config("hnsw", 64) == HnswConfig(ef_search=64)
+    with pytest.raises(InputError, match="'exact' or 'hnsw'"):
+        hnsw_config("ivf")
+    with pytest.raises(InputError, match="1-1000"):
+        HnswConfig(ef_search=0)
+    with pytest.raises(InputError, match="strict_order"):
+        HnswConfig(iterative_scan="off")
+    walk = HnswConfig(ef_search=40).search_settings(100)  # ef at least the depth asked
+    assert "SET LOCAL hnsw.ef_search = 100" in walk
+    assert "SET LOCAL enable_sort = off" in walk
+    assert "SET LOCAL hnsw.ef_search = 1000" in HnswConfig().search_settings(5000)
