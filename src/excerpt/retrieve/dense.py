@@ -64,9 +64,12 @@ def _walk(part: ViewPart, query: npt.NDArray[np.float32], depth: int,
 
 
 def search_dense(
-    view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str, depth: int
+    view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str, depth: int,
+    config: ann.AnnConfig | None = None,
 ) -> list[Candidate]:
-    return top_candidates(view, dense_scores(view, embed_query, query, depth), depth)
+    """The ``depth`` best visible nodes; ``config``: how an IVF index is probed (default
+    ``ann.DEFAULT``; a caller holding settings passes its own)."""
+    return top_candidates(view, dense_scores(view, embed_query, query, depth, config), depth)
 
 
 def node_vectors(
