@@ -160,6 +160,7 @@ def measure_bm25(home: Path, queries: list[str], repeat: int) -> dict[str, Any]:
             "p50_ms_runs": [round(r["latency_ms"]["p50"], 2) for r in rs],
             "p95_ms_runs": [round(r["latency_ms"]["p95"], 2) for r in rs],
             "rss_mb": max(r["rss_mb"] for r in rs),
+            "peak_rss_mb": max(r["peak_rss_mb"] for r in rs),
             "stage_p50_ms": rs[-1]["stage_p50_ms"]}
     return out
 
