@@ -237,7 +237,8 @@ def test_the_engine_walks_the_index_of_an_hnsw_store(
         stores: tuple[PostgresStore, PostgresStore],
         loaded: tuple[str, Matrix, Matrix, Path], tmp_path: Path) -> None:
     """Through Engine.search (SqlAccess hands sql_dense the store's query): the HNSW store's
-    searches walk the index and return only visible nodes; the exact store's never walk it."""
+    searches walk the index, return only visible nodes and say they are approximate; the
+    exact store's never walk it."""
     import time
 
     from excerpt.engine import Engine
@@ -252,6 +253,7 @@ def test_the_engine_walks_the_index_of_an_hnsw_store(
         result = engine.search("vitamin D and bone density", Filters(collection="sf"), CLEARED,
                                "semantic", 10, fetch=False)
         assert len(result.ranking) == 10 and {i for i, _, _ in result.ranking} <= allowed
+        assert any("approximate (HNSW index)" in n for n in result.analysis["notes"]) is walks
         deadline = time.monotonic() + 10
         while walks and hnsw_scans(store) == before and time.monotonic() < deadline:
             time.sleep(0.5)
@@ -273,3 +275,18 @@ def test_the_setting_names_the_index_and_its_walk() -> None:
     assert "SET LOCAL hnsw.ef_search = 100" in walk
     assert "SET LOCAL enable_sort = off" in walk
     assert "SET LOCAL hnsw.ef_search = 1000" in HnswConfig().search_settings(5000)
+
+
+@slow
+def test_the_setting_reaches_the_store_an_engine_opens(
+        loaded: tuple[str, Matrix, Matrix, Path], tmp_path: Path) -> None:
+    """``pg_dense_index`` in the settings is what a CLI or service engine's store uses."""
+    from excerpt.store.open import open_store
+
+    url = loaded[0]
+    for kind, ef, expected in (("exact", 100, None), ("hnsw", 64, HnswConfig(ef_search=64))):
+        store = open_store(tmp_path, url, Settings(pg_dense_index=kind, pg_hnsw_ef_search=ef))
+        try:
+            assert isinstance(store, PostgresStore) and store.dense_index == expected
+        finally:
+            store.close()

@@ -355,7 +355,9 @@ class SqlAccess:
         return sql.sql_view(self.rows, snapshots, principal, metadata, clashes)
 
     def notes(self, view: sql.SqlView) -> list[str]:
-        return []
+        walked = [s for s in view.approximate if s in view.seen_ids]
+        return (["semantic ranking is approximate (HNSW index) in snapshot(s) "
+                 + ", ".join(walked)] if walked else [])
 
     def seen(self, view: sql.SqlView) -> list[SnapshotInfo]:
         return view.seen
