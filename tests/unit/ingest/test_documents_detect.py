@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.unit.ingest.files import write_file
 
 from excerpt.cli.main import cli
 from excerpt.errors import CorpusError
@@ -23,15 +24,6 @@ PAGE = (
 )
 
 
-def _write(path: Path, content: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
-
-
 def _zip(path: Path, members: dict[str, bytes]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w") as z:
@@ -43,14 +35,14 @@ def _zip(path: Path, members: dict[str, bytes]) -> Path:
 @pytest.fixture
 def mixed(tmp_path: Path) -> Path:
     root = tmp_path / "mixed"
-    _write(root / "page.html", PAGE)
-    _write(root / "fake.pdf", "this is a text file wearing a .pdf name\n")
-    _write(root / "guides" / "guide.md", "# Guide\n\nSome *markdown*.\n\n## Part\n\n| a | b |\n"
+    write_file(root / "page.html", PAGE)
+    write_file(root / "fake.pdf", "this is a text file wearing a .pdf name\n")
+    write_file(root / "guides" / "guide.md", "# Guide\n\nSome *markdown*.\n\n## Part\n\n| a | b |\n"
                                          "|---|---|\n| 1 | 2 |\n")
-    _write(root / "notes.txt", "Plain notes about the release.\n")
-    _write(root / "README", "# Project\n\nA README without a suffix.\n")
-    _write(root / "data.json", "{}\n")
-    _write(root / ".hidden.html", PAGE)
+    write_file(root / "notes.txt", "Plain notes about the release.\n")
+    write_file(root / "README", "# Project\n\nA README without a suffix.\n")
+    write_file(root / "data.json", "{}\n")
+    write_file(root / ".hidden.html", PAGE)
     return root
 
 
@@ -58,18 +50,18 @@ def test_auto_detection_picks_documents(mixed: Path, tmp_path: Path) -> None:
     assert detect_format([mixed]) == "documents"
     assert detect_format([mixed / "page.html"]) == "documents"
     for name in ("a.htm", "b.docx", "c.epub", "d.pdf", "e.xhtml"):
-        assert detect_format([_write(tmp_path / "one" / name, "x")]) == "documents"
+        assert detect_format([write_file(tmp_path / "one" / name, "x")]) == "documents"
     # text and Markdown alone stay text; with documents they are read by the documents loader
     assert detect_format([mixed / "guides"]) == "text"
     assert detect_format([mixed / "guides" / "guide.md"]) == "text"
     assert detect_format([mixed / "guides", mixed / "page.html"]) == "documents"
     # the formats detected before documents existed keep winning
-    _write(tmp_path / "hwpx" / "book.hwpx", "x")
-    _write(tmp_path / "hwpx" / "manual.pdf", "x")
+    write_file(tmp_path / "hwpx" / "book.hwpx", "x")
+    write_file(tmp_path / "hwpx" / "manual.pdf", "x")
     assert detect_format([tmp_path / "hwpx"]) == "hwpx"
-    _write(tmp_path / "code" / "a.cs", "class A {}")
-    _write(tmp_path / "code" / "b.cs", "class B {}")
-    _write(tmp_path / "code" / "help.html", PAGE)
+    write_file(tmp_path / "code" / "a.cs", "class A {}")
+    write_file(tmp_path / "code" / "b.cs", "class B {}")
+    write_file(tmp_path / "code" / "help.html", PAGE)
     assert detect_format([tmp_path / "code"]) == "code"
 
 
@@ -114,28 +106,28 @@ def test_one_format_by_name(mixed: Path) -> None:
 
 
 def test_content_decides_over_the_name_for_binary_formats(tmp_path: Path) -> None:
-    pdf = _write(tmp_path / "report.txt", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n")
+    pdf = write_file(tmp_path / "report.txt", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n")
     docx = _zip(tmp_path / "letter.bin", {"[Content_Types].xml": b"<x/>",
                                           "word/document.xml": b"<w:document/>"})
     epub = _zip(tmp_path / "book.zip", {"mimetype": b"application/epub+zip",
                                         "META-INF/container.xml": b"<x/>"})
     other_zip = _zip(tmp_path / "archive.docx", {"readme.txt": b"hi"})
-    html = _write(tmp_path / "page", PAGE)
-    md_with_html = _write(tmp_path / "README.md", '<div align="center">Logo</div>\n\n# Title\n')
+    html = write_file(tmp_path / "page", PAGE)
+    md_with_html = write_file(tmp_path / "README.md", '<div align="center">Logo</div>\n\n# Title\n')
     assert choose_format(pdf) == "pdf"
     assert choose_format(docx) == "docx"
     assert choose_format(epub) == "epub"
     assert choose_format(other_zip) == "docx"  # by its name: the reader says what is wrong
     assert choose_format(html) == ("html" if reader_module("html") else None)
     assert choose_format(md_with_html) == "markdown"  # a text file's name decides
-    assert choose_format(_write(tmp_path / "x.json", "{}")) is None
+    assert choose_format(write_file(tmp_path / "x.json", "{}")) is None
 
 
 def test_reader_modules_and_document_ids(tmp_path: Path) -> None:
     assert reader_module("no_such_format") is None
     assert reader_module("markdown") is not None
-    _write(tmp_path / "x" / "README.md", "# One\n")
-    _write(tmp_path / "y" / "README.md", "# Two\n")
+    write_file(tmp_path / "x" / "README.md", "# One\n")
+    write_file(tmp_path / "y" / "README.md", "# Two\n")
     with pytest.raises(CorpusError, match=r"README\.md"):
         load_documents([tmp_path / "x" / "README.md", tmp_path / "y" / "README.md"])
     corpus = load_documents([tmp_path / "x", tmp_path / "x" / "README.md"])  # the same file twice

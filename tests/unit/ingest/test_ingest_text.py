@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.unit.ingest.files import write_file
 
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest.base import LoadOptions
@@ -16,15 +17,6 @@ KOREAN = (
 )
 
 
-def _write(path: Path, content: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
-
-
 def _cleaned(path: Path) -> str:
     text, reason = read_text_file(path)
     assert text is not None, reason
@@ -33,7 +25,7 @@ def _cleaned(path: Path) -> str:
 
 def test_single_text_file(tmp_path: Path) -> None:
     body = "\n\n".join(f"Paragraph {i}. " + "Some words here. " * 20 for i in range(8))
-    f = _write(tmp_path / "notes.txt", "\n  The Title Line  \n\n" + body)
+    f = write_file(tmp_path / "notes.txt", "\n  The Title Line  \n\n" + body)
     corpus = load_text([f], LoadOptions())
     assert corpus.source == str(f.resolve())
     assert corpus.errors == []
@@ -57,16 +49,16 @@ def test_single_text_file(tmp_path: Path) -> None:
 
 
 def test_folder_is_walked_recursively_in_sorted_order(tmp_path: Path) -> None:
-    _write(tmp_path / "b.txt", "bee")
-    _write(tmp_path / "a.md", "# A\n\nay")
-    _write(tmp_path / "sub" / "deeper" / "c.rst", "Title\n=====\n\nsee")
-    _write(tmp_path / "sub" / "d.markdown", "dee")
-    _write(tmp_path / "sub" / "e.text", "ee")
-    _write(tmp_path / "UPPER.TXT", "upper")
-    _write(tmp_path / "skip.py", "print('not text')")
-    _write(tmp_path / "data.json", "{}")
-    _write(tmp_path / ".hidden.txt", "hidden")
-    _write(tmp_path / ".git" / "notes.txt", "hidden folder")
+    write_file(tmp_path / "b.txt", "bee")
+    write_file(tmp_path / "a.md", "# A\n\nay")
+    write_file(tmp_path / "sub" / "deeper" / "c.rst", "Title\n=====\n\nsee")
+    write_file(tmp_path / "sub" / "d.markdown", "dee")
+    write_file(tmp_path / "sub" / "e.text", "ee")
+    write_file(tmp_path / "UPPER.TXT", "upper")
+    write_file(tmp_path / "skip.py", "print('not text')")
+    write_file(tmp_path / "data.json", "{}")
+    write_file(tmp_path / ".hidden.txt", "hidden")
+    write_file(tmp_path / ".git" / "notes.txt", "hidden folder")
     corpus = load_text([tmp_path], LoadOptions())
     assert [d.id for d in corpus.documents] == [
         "UPPER.TXT", "a.md", "b.txt", "sub/d.markdown", "sub/deeper/c.rst", "sub/e.text",
@@ -77,7 +69,7 @@ def test_folder_is_walked_recursively_in_sorted_order(tmp_path: Path) -> None:
 
 
 def test_explicit_file_is_read_whatever_its_suffix(tmp_path: Path) -> None:
-    f = _write(tmp_path / "script.py", "# a comment line\nprint('hi')\n")
+    f = write_file(tmp_path / "script.py", "# a comment line\nprint('hi')\n")
     corpus = load_text([f], LoadOptions())
     assert corpus.documents[0].id == "script.py"
     assert corpus.documents[0].title == "# a comment line"  # not markdown: line kept as is
@@ -98,7 +90,7 @@ def test_markdown_title_and_sections(tmp_path: Path) -> None:
         + "Usage text. " * 60
         + "\n"
     )
-    f = _write(tmp_path / "guide.md", md)
+    f = write_file(tmp_path / "guide.md", md)
     corpus = load_text([f], LoadOptions(chunk_chars=300, overlap_chars=50))
     doc = corpus.documents[0]
     assert doc.title == "The Real Title"
@@ -120,7 +112,7 @@ def test_markdown_title_and_sections(tmp_path: Path) -> None:
 
 
 def test_markdown_heading_on_the_first_line_names_the_first_section(tmp_path: Path) -> None:
-    f = _write(tmp_path / "a.md", "# Top\n\nText under top.\n\n## Next\n\nMore text.\n")
+    f = write_file(tmp_path / "a.md", "# Top\n\nText under top.\n\n## Next\n\nMore text.\n")
     nodes = load_text([f], LoadOptions()).nodes
     assert [(n.text, n.metadata["section"]) for n in nodes] == [
         ("Top\n\nText under top.", "Top"),
@@ -129,9 +121,9 @@ def test_markdown_heading_on_the_first_line_names_the_first_section(tmp_path: Pa
 
 
 def test_markdown_title_falls_back(tmp_path: Path) -> None:
-    level2 = _write(tmp_path / "a.md", "intro\n\n## Second level only\n\ntext\n")
-    front = _write(tmp_path / "b.md", "---\ntitle: From Front Matter\n---\n\n# H1\n\ntext\n")
-    plain = _write(tmp_path / "c.md", "\n\n### \n\nJust a line of text\n")
+    level2 = write_file(tmp_path / "a.md", "intro\n\n## Second level only\n\ntext\n")
+    front = write_file(tmp_path / "b.md", "---\ntitle: From Front Matter\n---\n\n# H1\n\ntext\n")
+    plain = write_file(tmp_path / "c.md", "\n\n### \n\nJust a line of text\n")
     corpus = load_text([level2, front, plain], LoadOptions())
     titles = {d.id: d.title for d in corpus.documents}
     assert titles == {
@@ -143,7 +135,7 @@ def test_markdown_title_falls_back(tmp_path: Path) -> None:
 
 def test_long_title_is_cut_to_120_chars(tmp_path: Path) -> None:
     first = "word " * 60
-    f = _write(tmp_path / "long.txt", first + "\n\nbody")
+    f = write_file(tmp_path / "long.txt", first + "\n\nbody")
     title = load_text([f], LoadOptions()).documents[0].title
     assert len(title) <= 120 and title.endswith("…") and title.startswith("word word")
     # the text itself is never cut
@@ -151,12 +143,12 @@ def test_long_title_is_cut_to_120_chars(tmp_path: Path) -> None:
 
 
 def test_title_falls_back_to_file_name(tmp_path: Path) -> None:
-    f = _write(tmp_path / "dashes.txt", "----\n\n====\n\n....\n")
+    f = write_file(tmp_path / "dashes.txt", "----\n\n====\n\n....\n")
     assert load_text([f], LoadOptions()).documents[0].title == "dashes.txt"
 
 
 def test_korean_text_reads_fine(tmp_path: Path) -> None:
-    f = _write(tmp_path / "규정.txt", KOREAN)
+    f = write_file(tmp_path / "규정.txt", KOREAN)
     corpus = load_text([f], LoadOptions())
     [doc] = corpus.documents
     assert doc.id == "규정.txt"
@@ -166,7 +158,7 @@ def test_korean_text_reads_fine(tmp_path: Path) -> None:
 
 
 def test_bom_and_crlf_are_cleaned(tmp_path: Path) -> None:
-    f = _write(tmp_path / "win.txt", b"\xef\xbb\xbfTitle\r\n\r\nBody line one.\r\nTwo.\r\n")
+    f = write_file(tmp_path / "win.txt", b"\xef\xbb\xbfTitle\r\n\r\nBody line one.\r\nTwo.\r\n")
     corpus = load_text([f], LoadOptions())
     assert corpus.documents[0].title == "Title"
     assert corpus.nodes[0].text == "Title\n\nBody line one.\nTwo."
@@ -174,12 +166,12 @@ def test_bom_and_crlf_are_cleaned(tmp_path: Path) -> None:
 
 
 def test_bad_files_are_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
-    _write(tmp_path / "good.txt", "Readable text.")
-    _write(tmp_path / "binary.txt", b"PK\x03\x04\x00\x00binary stuff")
-    _write(tmp_path / "latin1.txt", b"caf" + b"\xe9 au lait")
-    _write(tmp_path / "empty.md", "")
-    _write(tmp_path / "blank.txt", "  \n\n\t \n")
-    _write(tmp_path / "utf16.txt", "hello".encode("utf-16"))
+    write_file(tmp_path / "good.txt", "Readable text.")
+    write_file(tmp_path / "binary.txt", b"PK\x03\x04\x00\x00binary stuff")
+    write_file(tmp_path / "latin1.txt", b"caf" + b"\xe9 au lait")
+    write_file(tmp_path / "empty.md", "")
+    write_file(tmp_path / "blank.txt", "  \n\n\t \n")
+    write_file(tmp_path / "utf16.txt", "hello".encode("utf-16"))
     corpus = load_text([tmp_path], LoadOptions())
     assert [d.id for d in corpus.documents] == ["good.txt"]
     reasons = {Path(i.path).name: i.reason for i in corpus.errors}
@@ -194,8 +186,8 @@ def test_bad_files_are_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
 
 
 def test_invalid_utf8_offset_counts_the_bom(tmp_path: Path) -> None:
-    f = _write(tmp_path / "x.txt", b"\xef\xbb\xbfabc\xffdef")
-    corpus_errors = load_text([f, _write(tmp_path / "ok.txt", "ok")], LoadOptions()).errors
+    f = write_file(tmp_path / "x.txt", b"\xef\xbb\xbfabc\xffdef")
+    corpus_errors = load_text([f, write_file(tmp_path / "ok.txt", "ok")], LoadOptions()).errors
     assert [e.reason.split(" (")[0] for e in corpus_errors] == [
         "not valid UTF-8: byte 0xff at offset 6"
     ]
@@ -210,25 +202,25 @@ def test_nonexistent_path_raises_input_error_naming_it(tmp_path: Path) -> None:
 
 
 def test_folder_without_readable_files_is_a_corpus_error(tmp_path: Path) -> None:
-    _write(tmp_path / "bin.txt", b"\x00\x01\x02")
-    _write(tmp_path / "empty.txt", "")
+    write_file(tmp_path / "bin.txt", b"\x00\x01\x02")
+    write_file(tmp_path / "empty.txt", "")
     with pytest.raises(CorpusError, match="no readable text files in") as info:
         load_text([tmp_path], LoadOptions())
     assert "bin.txt" in str(info.value) and "empty file" in str(info.value)
     other = tmp_path / "other"
-    _write(other / "x.py", "code")
+    write_file(other / "x.py", "code")
     with pytest.raises(CorpusError, match=r"no readable text files in .*suffixes"):
         load_text([other], LoadOptions())
 
 
 def test_single_unreadable_file_is_a_corpus_error(tmp_path: Path) -> None:
-    f = _write(tmp_path / "b.txt", b"\x00")
+    f = write_file(tmp_path / "b.txt", b"\x00")
     with pytest.raises(CorpusError, match="binary"):
         load_text([f], LoadOptions())
 
 
 def test_security_fields_from_options(tmp_path: Path) -> None:
-    f = _write(tmp_path / "a.txt", "text")
+    f = write_file(tmp_path / "a.txt", "text")
     options = LoadOptions(acl_tags=("hr", "eng", "hr"), classification_labels=("secret", "pii"))
     node = load_text([f], options).nodes[0]
     assert node.acl_tags == ("eng", "hr")
@@ -236,8 +228,8 @@ def test_security_fields_from_options(tmp_path: Path) -> None:
 
 
 def test_deterministic_and_order_independent(tmp_path: Path) -> None:
-    a = _write(tmp_path / "one" / "a.md", "# A\n\n" + "alpha. " * 300)
-    b = _write(tmp_path / "two" / "b.txt", "beta. " * 300)
+    a = write_file(tmp_path / "one" / "a.md", "# A\n\n" + "alpha. " * 300)
+    b = write_file(tmp_path / "two" / "b.txt", "beta. " * 300)
     first = load_text([a.parent, b.parent], LoadOptions())
     second = load_text([b.parent, a.parent], LoadOptions())
     assert first == second
@@ -246,18 +238,18 @@ def test_deterministic_and_order_independent(tmp_path: Path) -> None:
 
 
 def test_same_id_from_two_folders_is_refused(tmp_path: Path) -> None:
-    _write(tmp_path / "x" / "README.md", "one")
-    _write(tmp_path / "y" / "README.md", "two")
+    write_file(tmp_path / "x" / "README.md", "one")
+    write_file(tmp_path / "y" / "README.md", "two")
     with pytest.raises(CorpusError, match=r"README\.md"):
         load_text([tmp_path / "x", tmp_path / "y"], LoadOptions())
 
 
 def test_a_file_named_twice_is_read_once(tmp_path: Path) -> None:
-    f = _write(tmp_path / "a.txt", "once")
+    f = write_file(tmp_path / "a.txt", "once")
     assert len(load_text([f, f], LoadOptions()).documents) == 1
 
 
 def test_bad_chunk_options_are_input_errors(tmp_path: Path) -> None:
-    f = _write(tmp_path / "a.txt", "text")
+    f = write_file(tmp_path / "a.txt", "text")
     with pytest.raises(InputError, match="chunk"):
         load_text([f], LoadOptions(chunk_chars=0))

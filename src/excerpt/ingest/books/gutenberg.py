@@ -45,7 +45,6 @@ from typing import Any
 from excerpt.errors import CorpusError
 from excerpt.ingest._common import (
     check_options,
-    labels,
     normalize_newlines,
     require_paths,
     source_name,
@@ -55,7 +54,8 @@ from excerpt.ingest._common import (
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.books.parts import part_of, part_spans
 from excerpt.ingest.chunking import chunk_spans
-from excerpt.types import Document, Node
+from excerpt.ingest.nodes import chunk_node
+from excerpt.types import Document
 
 __all__ = [
     "GutenbergBook",
@@ -306,8 +306,6 @@ def _emit(
         if value:
             doc_meta[key] = value
     corpus.documents.append(Document(book.ebook, book.title, source, doc_meta))
-    acl = labels(options.acl_tags)
-    classes = labels(options.classification_labels)
     # A repeated division key continues its numbering, so ids stay unique.
     counters: dict[str, int] = {}
     parts = part_spans(book.body, [(d.key, d.start, d.end) for d in divisions])
@@ -327,20 +325,11 @@ def _emit(
                 meta["chapter"] = div.chapter
             if book.author:
                 meta["author"] = book.author
-            corpus.nodes.append(
-                Node(
-                    id=f"{book.ebook}:{div.key}:{i:04d}",
-                    document_id=book.ebook,
-                    text=piece[span.start : span.end],
-                    title=book.title,
-                    source=source,
-                    start=div.start + span.start,
-                    end=div.start + span.end,
-                    acl_tags=acl,
-                    classification_labels=classes,
-                    metadata=meta,
-                )
-            )
+            corpus.nodes.append(chunk_node(
+                book.ebook, i, piece[span.start : span.end],
+                (div.start + span.start, div.start + span.end), title=book.title, source=source,
+                options=options, metadata=meta, prefix=f"{book.ebook}:{div.key}",
+            ))
 
 
 # --- divisions -----------------------------------------------------------------------------------

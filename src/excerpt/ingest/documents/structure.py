@@ -33,10 +33,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from excerpt.ingest._common import labels, normalize_newlines
+from excerpt.ingest._common import normalize_newlines
 from excerpt.ingest.base import LoadOptions
 from excerpt.ingest.chunking import chunk_spans
 from excerpt.ingest.documents.blocks import Block, StructuredDoc
+from excerpt.ingest.nodes import chunk_node
 from excerpt.types import Document, Node
 
 __all__ = ["BLOCK_SEPARATOR", "cleaned_text", "nodes_of", "section_number"]
@@ -108,8 +109,6 @@ def nodes_of(doc: StructuredDoc, source: str, options: LoadOptions) -> tuple[Doc
     )
     atoms = _atoms(text, blocks, starts, options)
     paths = _heading_paths(blocks)
-    acl = labels(options.acl_tags)
-    classes = labels(options.classification_labels)
     nodes: list[Node] = []
     for i, group in enumerate(_pack(atoms, blocks, options.chunk_chars)):
         first, last = group[0], group[-1]
@@ -118,20 +117,9 @@ def nodes_of(doc: StructuredDoc, source: str, options: LoadOptions) -> tuple[Doc
             meta["overlap"] = first.core_start - first.start
         meta.update(_where(blocks[first.block : last.block + 1],
                            paths[_first_text(blocks, first.block, last.block)]))
-        nodes.append(
-            Node(
-                id=f"{doc.doc_id}:{i:04d}",
-                document_id=doc.doc_id,
-                text=text[first.start : last.end],
-                title=doc.title,
-                source=source,
-                start=first.start,
-                end=last.end,
-                acl_tags=acl,
-                classification_labels=classes,
-                metadata=meta,
-            )
-        )
+        nodes.append(chunk_node(doc.doc_id, i, text[first.start : last.end],
+                                (first.start, last.end), title=doc.title, source=source,
+                                options=options, metadata=meta))
     return document, nodes
 
 

@@ -30,7 +30,6 @@ from excerpt.errors import CorpusError
 from excerpt.ingest._common import (
     BINARY_SNIFF_BYTES,
     check_options,
-    labels,
     normalize_newlines,
     relative_id,
     require_paths,
@@ -42,6 +41,7 @@ from excerpt.ingest.chunking import chunk_spans
 from excerpt.ingest.documents.markdown import MARKDOWN_SUFFIXES, clean_title
 from excerpt.ingest.documents.markdown import parse as parse_markdown
 from excerpt.ingest.documents.structure import nodes_of
+from excerpt.ingest.nodes import chunk_node
 from excerpt.types import Document, IngestIssue, Node
 
 __all__ = ["MARKDOWN_SUFFIXES", "TEXT_SUFFIXES", "file_nodes", "load_text", "read_text_file"]
@@ -163,27 +163,13 @@ def file_nodes(path: Path, doc_id: str, options: LoadOptions) -> tuple[Document,
         source=source,
         metadata={"path": doc_id, "format": "text", "chars": len(text)},
     )
-    acl = labels(options.acl_tags)
-    classes = labels(options.classification_labels)
     nodes: list[Node] = []
     for i, span in enumerate(chunk_spans(text, options.chunk_chars, options.overlap_chars)):
         meta: dict[str, Any] = {"path": doc_id, "chunk": i}
         if span.core_start > span.start:  # the text repeated from the chunk before
             meta["overlap"] = span.core_start - span.start
-        nodes.append(
-            Node(
-                id=f"{doc_id}:{i:04d}",
-                document_id=doc_id,
-                text=text[span.start : span.end],
-                title=title,
-                source=source,
-                start=span.start,
-                end=span.end,
-                acl_tags=acl,
-                classification_labels=classes,
-                metadata=meta,
-            )
-        )
+        nodes.append(chunk_node(doc_id, i, text[span.start : span.end], (span.start, span.end),
+                                title=title, source=source, options=options, metadata=meta))
     return document, nodes
 
 
