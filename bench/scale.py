@@ -112,8 +112,13 @@ def _nodes(n: int, seed: int, prefix: str, vectors: str
 
 def _peak_mb() -> float:
     """This process's peak resident memory (VmHWM), in MB."""
+    return _status_mb("VmHWM")
+
+
+def _status_mb(field: str) -> float:
+    """A memory line of /proc/self/status (VmHWM, RssAnon, RssFile...), in MB."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(field + ":"):
             return round(int(line.split()[1]) / 1024)
     return 0.0
 
@@ -135,6 +140,7 @@ def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
     rss = psutil.Process().memory_info().rss
     engine.close()
     return {"latency_ms": latency_summary(lat), "rss_mb": rss / 2**20, "peak_rss_mb": _peak_mb(),
+            "rss_anon_mb": _status_mb("RssAnon"), "rss_file_mb": _status_mb("RssFile"),
             "stage_p50_ms": {k: round(float(np.median(v)), 2) for k, v in stages.items()},
             "rankings": rankings}
 
@@ -161,6 +167,7 @@ def measure_bm25(home: Path, queries: list[str], repeat: int) -> dict[str, Any]:
             "p95_ms_runs": [round(r["latency_ms"]["p95"], 2) for r in rs],
             "rss_mb": max(r["rss_mb"] for r in rs),
             "peak_rss_mb": max(r["peak_rss_mb"] for r in rs),
+            "rss_anon_mb": rs[-1]["rss_anon_mb"], "rss_file_mb": rs[-1]["rss_file_mb"],
             "stage_p50_ms": rs[-1]["stage_p50_ms"]}
     return out
 
