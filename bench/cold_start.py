@@ -1,6 +1,7 @@
 """Cold and warm latency of a Korean `excerpt search` (issue 20, item 4: cold <= 1.5 s).
 
 Run:  .venv/bin/python bench/cold_start.py [--runs 10] [--home DIR] [--e5-home DIR]
+                                          [--base SRC]
 
 Cold: ``--runs`` fresh ``excerpt --home H search Q --json`` processes, one after another (the
 files in the page cache, as for anyone who searches twice); each one's wall time, and its CPU
@@ -10,7 +11,12 @@ timing). ``--home`` holds the regulations, BM25 only (ingested into it when empt
 ``--e5-home`` (a home whose collection ``regs`` was ingested with ``--embedder e5``) the
 hybrid search, which also loads the ONNX model, is measured too. Each row also says whether
 the process ended with the full Kiwi loaded, and checks that the hits are those of a process
-that loaded the full Kiwi first (the light one must not change a result).
+that loaded the full Kiwi first (the light one must not change a result). ``import_cpu_s``:
+the CPU of fresh processes that only import the CLI (``from excerpt.cli.main import cli``).
+
+``--base SRC`` (the ``src`` of another tree, e.g. ``git archive`` of an older commit unpacked
+in /tmp) measures that tree too, run by run alternating with this one (``PYTHONPATH=SRC``), so
+both see the same load on a busy machine; its rows are marked ``"tree": "base"``.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 REGULATIONS = Path(os.environ.get("EXCERPT_DATA", REPO.parent / "shared" / "data")) / "regulations"
@@ -58,18 +65,32 @@ def search_args(home: Path, mode: str) -> list[str]:
             "-k", "10", "--json"]
 
 
-def one(home: Path, mode: str, kiwi: str = "default") -> tuple[float, float, dict[str, object]]:
+def tree_env(src: Path | None) -> dict[str, str] | None:
+    """The environment of a process running the tree at ``src`` (None: this one)."""
+    return None if src is None else {**os.environ, "PYTHONPATH": str(src)}
+
+
+def one(home: Path, mode: str, kiwi: str = "default", src: Path | None = None
+        ) -> tuple[float, float, dict[str, object]]:
     """One fresh process: wall seconds, CPU seconds, its hits and which Kiwi it ended with."""
     cpu, start = children_cpu(), time.perf_counter()
     done = subprocess.run([sys.executable, "-c", PROBE, kiwi, *search_args(home, mode)],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env=tree_env(src))
     wall, cpu = time.perf_counter() - start, children_cpu() - cpu
     found = json.loads(done.stdout)
     state = json.loads(done.stderr.strip().splitlines()[-1])
     return wall, cpu, {"hits": [(h["id"], h["score"]) for h in found["hits"]], **state}
 
 
-def warm(home: Path, mode: str, runs: int) -> float:
+def import_cpu(src: Path | None) -> float:
+    """CPU seconds of a fresh process that only imports the CLI."""
+    cpu = children_cpu()
+    subprocess.run([sys.executable, "-c", "from excerpt.cli.main import cli"], check=True,
+                   env=tree_env(src))
+    return children_cpu() - cpu
+
+
+def warm(home: Path, mode: str, runs: int, src: Path | None = None) -> float:
     """Median engine time (ms) of the search repeated in one process after a first one."""
     code = (
         "import json, sys\n"
@@ -82,27 +103,40 @@ def warm(home: Path, mode: str, runs: int) -> float:
         "run()\n"
         f"print(json.dumps([run().timings_ms['total'] for _ in range({runs})]))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+                         check=True, env=tree_env(src)).stdout
     return float(statistics.median(json.loads(out)))
 
 
-def measure(home: Path, mode: str, runs: int) -> dict[str, object]:
+def summary(walls: list[float], cpus: list[float], imports: list[float]
+            ) -> dict[str, object]:
+    def spread(values: list[float]) -> dict[str, float]:
+        return {"median": round(statistics.median(values), 2), "min": round(min(values), 2)}
+
+    return {"cold_wall_s": spread(walls), "cold_cpu_s": spread(cpus),
+            "import_cpu_s": spread(imports)}
+
+
+def measure(home: Path, mode: str, runs: int, base: Path | None = None
+            ) -> list[dict[str, object]]:
+    """Rows of this tree (and of ``base``, alternating run by run)."""
+    trees: dict[str, Path | None] = {"this": None, **({"base": base} if base else {})}
     reference = one(home, mode, "full")[2]["hits"]
-    walls, cpus, states = [], [], []
+    seen: dict[str, dict[str, list[Any]]] = {
+        t: {"walls": [], "cpus": [], "imports": [], "full": []} for t in trees}
     for _ in range(runs):
-        wall, cpu, found = one(home, mode)
-        assert found["hits"] == reference, "the light Kiwi changed a search result"
-        walls.append(wall)
-        cpus.append(cpu)
-        states.append(found["full_kiwi"])
-    return {"mode": mode, "runs": runs,
-            "cold_wall_s": {"median": round(statistics.median(walls), 2),
-                            "min": round(min(walls), 2)},
-            "cold_cpu_s": {"median": round(statistics.median(cpus), 2),
-                           "min": round(min(cpus), 2)},
-            "warm_ms": round(warm(home, mode, runs), 1),
-            "full_kiwi_loaded": any(states), "same_hits_as_full_kiwi": True,
-            "load_average": round(os.getloadavg()[0], 2)}
+        for tree, src in trees.items():
+            wall, cpu, found = one(home, mode, src=src)
+            assert found["hits"] == reference, f"{tree}: the light Kiwi changed a result"
+            got = seen[tree]
+            got["walls"].append(wall)
+            got["cpus"].append(cpu)
+            got["full"].append(found["full_kiwi"])
+            got["imports"].append(import_cpu(src))
+    return [{"tree": tree, "mode": mode, "runs": runs,
+             **summary(seen[tree]["walls"], seen[tree]["cpus"], seen[tree]["imports"]),
+             "warm_ms": round(warm(home, mode, runs, src), 1),
+             "full_kiwi_loaded": any(seen[tree]["full"]), "same_hits_as_full_kiwi": True,
+             "load_average": round(os.getloadavg()[0], 2)} for tree, src in trees.items()]
 
 
 def main() -> int:
@@ -111,6 +145,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--e5-home", type=Path, default=None)
+    parser.add_argument("--base", type=Path, default=None,
+                        help="src of another tree to measure beside this one, alternating")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="excerpt-cold-")) / "home"
     listed = subprocess.run([sys.executable, "-m", "excerpt", "--home", str(home), "snapshots",
@@ -119,10 +155,11 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "excerpt", "--home", str(home), "ingest",
                         str(REGULATIONS), "--collection", "regs", "--embedder", "none",
                         "--no-progress"], check=True)
-    print(json.dumps({"home": str(home), **measure(home, "bm25", args.runs)}), flush=True)
+    for row in measure(home, "bm25", args.runs, args.base):
+        print(json.dumps({"home": str(home), **row}), flush=True)
     if args.e5_home is not None:
-        print(json.dumps({"home": str(args.e5_home), **measure(args.e5_home, "hybrid",
-                                                                args.runs)}), flush=True)
+        for row in measure(args.e5_home, "hybrid", args.runs, args.base):
+            print(json.dumps({"home": str(args.e5_home), **row}), flush=True)
     return 0
 
 

@@ -20,44 +20,22 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from excerpt.analyze import analyze, detect_language, expect
 from excerpt.catalogue import Catalogue
-from excerpt.compose.ask import OVERFETCH_FACTOR, AskOptions, AskPipeline, AskResult
-from excerpt.compose.composer import ComposedAnswer, Passage, compose
-from excerpt.compose.extract import Embed, view_embed
-from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
-from excerpt.embed.queries import CachedQueries
+from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError, NotFoundError, StoreError
-from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits, GraphResult, expand
-from excerpt.ingest.books.parts import excluded_parts, without_parts
-from excerpt.ingest.pipeline import EMBEDDERS, Importer, IngestResult, Progress, no_progress
-from excerpt.memory.backends import MemoryBackend
-from excerpt.provenance.prov import ExplainCallback
-from excerpt.provenance.trace import (
-    Trace,
-    TraceLog,
-    context_entry,
-    graph_entry,
-    retrieval_filters,
-    search_entry,
-)
 from excerpt.query.topk import TopK, reduce_for_latency
 from excerpt.query.understand import understand
-from excerpt.rerank import get_reranker
 from excerpt.retrieve.access import Access, access_for
 from excerpt.retrieve.citations import pin_named
-from excerpt.retrieve.dense import QueryEmbedder
 from excerpt.retrieve.fusion import blend, rrf
 from excerpt.retrieve.identifiers import view_has_code
-from excerpt.retrieve.relations import code_pins, read_question
 from excerpt.retrieve.view import Candidate, View
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
 from excerpt.store.open import open_store
-from excerpt.sync import SyncOptions, SyncResult, sync_folder
-from excerpt.tokens import count_tokens
 from excerpt.types import (
     SEARCH_MODES,
     Filters,
@@ -68,7 +46,37 @@ from excerpt.types import (
     check_where,
 )
 
+# What a search does not run is imported where it is used (a cold `excerpt search` pays for
+# every import before its first result): asking and composing, ingestion and sync, the graph
+# and context stages, memory, reranking, traces, query-vector caching.
+if TYPE_CHECKING:
+    from excerpt.compose.ask import AskOptions, AskResult
+    from excerpt.compose.composer import ComposedAnswer, Passage
+    from excerpt.compose.extract import Embed
+    from excerpt.context.fetch import ContextResult
+    from excerpt.embed.queries import CachedQueries
+    from excerpt.graph.expand import GraphLimits, GraphResult
+    from excerpt.ingest.pipeline import Importer, IngestResult, Progress
+    from excerpt.memory.backends import MemoryBackend
+    from excerpt.provenance.prov import ExplainCallback
+    from excerpt.provenance.trace import Trace, TraceLog
+    from excerpt.retrieve.dense import QueryEmbedder
+    from excerpt.sync import SyncOptions, SyncResult
+
 __all__ = ["EMBEDDERS", "Engine", "IngestResult", "Progress", "SearchResult"]
+
+_LAZY = {"IngestResult": "excerpt.ingest.pipeline", "Progress": "excerpt.ingest.pipeline"}
+
+
+def __getattr__(name: str) -> Any:
+    """``excerpt.engine.IngestResult`` and ``Progress`` stay importable from here, loaded
+    (with the ingestion pipeline) only when asked for."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _log = logging.getLogger(__name__)
 _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="excerpt-leg")
@@ -121,7 +129,11 @@ class Engine:
         self._embedders: dict[str, Any] = {}
         self._access: Access | None = None
         self._warm: dict[str, CachedQueries] = {}
-        self._trace_log = TraceLog(self.settings.log_dir) if self.settings.log_dir else None
+        self._trace_log: TraceLog | None = None
+        if self.settings.log_dir:
+            from excerpt.provenance.trace import TraceLog
+
+            self._trace_log = TraceLog(self.settings.log_dir)
 
     @property
     def store(self) -> Store:
@@ -163,23 +175,33 @@ class Engine:
         snapshot_name: str | None = None,
         embedder: str = "auto",
         source: str | None = None,
-        progress: Progress = no_progress,
+        progress: Progress | None = None,
         ingest_roots: Sequence[Path | str] | None = None,
     ) -> IngestResult:
         """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed').
-        With ``ingest_roots``, every file read must resolve inside them (links included)."""
-        return Importer(self.store, self.settings, self._embedder).run(
+        With ``ingest_roots``, every file read must resolve inside them (links included);
+        ``progress`` None reports nothing."""
+        from excerpt.ingest.pipeline import no_progress
+
+        return self._importer().run(
             paths, collection, fmt, acl_tags, classification_labels, snapshot_name, embedder,
-            source, progress, ingest_roots)
+            source, progress or no_progress, ingest_roots)
 
     def sync(self, folder: Path | str, options: SyncOptions | None = None,
-             progress: Progress = no_progress,
+             progress: Progress | None = None,
              remembered: dict[str, tuple[str, str]] | None = None) -> SyncResult:
         """Make a collection mirror ``folder``: one pass of :mod:`excerpt.sync` (new and
         changed files imported, unchanged ones skipped by hash, deleted ones retired)."""
-        importer = Importer(self.store, self.settings, self._embedder)
-        return sync_folder(importer, Path(folder), options or SyncOptions(), progress,
-                           remembered)
+        from excerpt.ingest.pipeline import no_progress
+        from excerpt.sync import SyncOptions, sync_folder
+
+        return sync_folder(self._importer(), Path(folder), options or SyncOptions(),
+                           progress or no_progress, remembered)
+
+    def _importer(self) -> Importer:
+        from excerpt.ingest.pipeline import Importer
+
+        return Importer(self.store, self.settings, self._embedder)
 
     def _embedder(self, model: str) -> Any:
         if model not in self._embedders:
@@ -277,9 +299,13 @@ class Engine:
         t2 = time.perf_counter()
         timings["analyze"] = (t2 - t1) * 1000
         reranking = reranker not in (None, "none")
+        depth = top
         if reranking:
+            from excerpt.compose.ask import OVERFETCH_FACTOR
+            from excerpt.rerank import get_reranker
+
             get_reranker(str(reranker))  # an unknown name is refused even with no hits
-        depth = top * OVERFETCH_FACTOR if reranking else top
+            depth = top * OVERFETCH_FACTOR
         ranked, notes = self._rank(view, query, weights, mode, depth, timings)
         if k is None and plan.top_k is not None:  # retrieval time; one-off model loads excluded
             reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
@@ -324,9 +350,11 @@ class Engine:
         snapshot_of = [p.info.snapshot_id for p in view.parts]
         ranking = [(i, s, snapshot_of[p]) for p, _, i, s in ranked]  # unpacked: no getattr
         if self._trace_log and fetch:
+            from excerpt.provenance.trace import search_entry
+
             trace, lines = search_entry(query, mode, k, self._applied(view, filters, principal),
                                         hits, timings)
-            self._write_trace(trace, TraceLog.RESULTS_LOG, lines)
+            self._write_trace(trace, self._trace_log.RESULTS_LOG, lines)
         return SearchResult(query, mode, k, applied, hits, analysis, timings, ranking)
 
     # -- ask ----------------------------------------------------------------------------------
@@ -348,6 +376,12 @@ class Engine:
         ``reranker`` ("none" for no rerank; a name, ``excerpt.rerank``), ``explain``
         receives the PROV-O events as they happen, ``record`` keeps them on the result, ``llm``
         is a chat client for concepts and synthesis (None: extractive only)."""
+        from excerpt.compose.ask import AskPipeline
+        from excerpt.compose.composer import Passage
+        from excerpt.ingest.books.parts import excluded_parts, without_parts
+        from excerpt.rerank import get_reranker
+        from excerpt.retrieve.relations import code_pins, read_question
+
         if not question.strip():
             raise InputError("the question is empty")
         options = options or self.ask_options()
@@ -387,6 +421,8 @@ class Engine:
         """The ask options every interface uses (CLI, HTTP, MCP, chat, Python): what the caller
         gives, the settings' for the rest (``ask_doc_limit``, ``ask_max_quotes``,
         ``mmr_lambda`` when ``mmr``, ``answer_min_confidence``)."""
+        from excerpt.compose.ask import AskOptions
+
         s = self.settings
         return AskOptions(doc_limit or s.ask_doc_limit, fetch_limit,
                           max_quotes or s.ask_max_quotes, s.mmr_lambda if mmr else None,
@@ -398,6 +434,9 @@ class Engine:
         """The extractive answer ``ask`` composes, from ``passages`` (best first, already
         what ``principal`` may see: a search's hits): the same sentence scoring (the view's
         idf weights and embedder) without ask's own retrieval. Used by the scenario eval."""
+        from excerpt.compose.ask import AskOptions
+        from excerpt.compose.composer import compose
+
         filters, principal, view = self._open_view(filters, principal)
         options = options or AskOptions()
         return compose(question, passages, detect_language(question), options.max_quotes,
@@ -410,6 +449,8 @@ class Engine:
         exact = self.access.named(view, ids)
         if isinstance(view, View) and not view_has_code(view):
             return exact  # no code node to name: code_pins would find nothing
+        from excerpt.retrieve.relations import code_pins
+
         code = code_pins(query, lambda names: self.access.code_ids(view, names),
                          lambda: self.access.graph(view))
         known = {c.id for c in exact}
@@ -419,10 +460,14 @@ class Engine:
         return self.access.idf_weights(view, analyze(question, detect_language(question)))
 
     def _sentence_embed(self, view: View, question: str) -> Embed | None:
+        from excerpt.compose.extract import view_embed
+
         return view_embed([p.info.embed_model for p in view.parts], self._warm_embedder, question)
 
     def _rerank(self, view: View, query: str, ranked: list[Candidate], top: int, name: str,
                 pinned: int) -> list[Candidate]:
+        from excerpt.rerank import get_reranker
+
         head, pool = ranked[:pinned], ranked[pinned:]
         texts = [hit.node.text for hit in self._fetch(view, pool)]
         results = get_reranker(name).rerank(query, texts, top - pinned)
@@ -447,6 +492,8 @@ class Engine:
 
     def _applied(self, view: View, filters: Filters, principal: Principal) -> dict[str, Any]:
         """The filters a trace records: only snapshots the caller may see are named."""
+        from excerpt.provenance.trace import retrieval_filters
+
         return retrieval_filters(self.access.seen(view), filters, principal)
 
     def _rank(
@@ -516,6 +563,8 @@ class Engine:
     ) -> GraphResult:
         """Expand ``seeds`` along allow-listed edges (``limits.direction``) inside the
         caller's view."""
+        from excerpt.graph.expand import expand
+
         limits = limits or self.graph_limits()
         if not seeds:
             raise InputError("give at least one seed id")
@@ -526,14 +575,18 @@ class Engine:
         result = expand(seeds, graph.outgoing, graph.status, limits, graph.prefetch,
                         graph.incoming)
         if self._trace_log:
+            from excerpt.provenance.trace import graph_entry
+
             trace, lines = graph_entry(self._applied(view, filters, principal), result)
-            self._write_trace(trace, TraceLog.GRAPH_LOG, lines)
+            self._write_trace(trace, self._trace_log.GRAPH_LOG, lines)
         return result
 
     def graph_limits(self, max_depth: int | None = None, max_nodes: int | None = None,
                      allow: Sequence[str] = (), seed_only: bool = False,
                      direction: str = "out") -> GraphLimits:
         """Expansion limits: what is given, the settings' for the rest."""
+        from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits
+
         if direction not in DIRECTIONS:
             raise InputError(f"unknown direction {direction!r}; choose one of {DIRECTIONS}")
         s = self.settings
@@ -565,6 +618,9 @@ class Engine:
         ``query``: search it (``search_mode``, ``k`` hits), expand the hits (``limits``) and pack
         the hits as seeds and what expansion reached as graph nodes, after any given ids.
         """
+        from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
+        from excerpt.tokens import count_tokens
+
         mode = prioritization or self.settings.context_prioritization
         if mode not in PRIORITIZATIONS:
             raise InputError(f"unknown prioritization {mode!r}; choose one of {PRIORITIZATIONS}")
@@ -582,8 +638,10 @@ class Engine:
         taken, skipped = pack(order, texts, count_tokens, budget, max_chars)
         result = ContextResult(taken, skipped, budget, max_chars, mode)
         if self._trace_log:
+            from excerpt.provenance.trace import context_entry
+
             trace, lines = context_entry(self._applied(view, filters, principal), result)
-            self._write_trace(trace, TraceLog.RESULTS_LOG, lines)
+            self._write_trace(trace, self._trace_log.RESULTS_LOG, lines)
         return result
 
     def _query_context(self, query: str, seeds: Sequence[str], graph: Sequence[str],
@@ -608,6 +666,8 @@ class Engine:
         its query vectors kept (:mod:`excerpt.embed.queries`: an ask embeds its question once
         for search, sentence scores and MMR)."""
         if model not in self._warm:
+            from excerpt.embed.queries import CachedQueries
+
             self._warm[model] = CachedQueries(self._embedder(model))
             self._warm[model].embed_query("warm up")
         return self._warm[model]

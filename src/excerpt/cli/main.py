@@ -6,29 +6,45 @@ go to stderr.  Exit 0 on success, 2 for a usage error, 1 for a refused input or 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
-from functools import wraps
+from functools import lru_cache, wraps
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from excerpt.cli.places import citation_place
-from excerpt.engine import EMBEDDERS, Engine
+from excerpt.embedder_names import EMBEDDERS
+from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError
 from excerpt.ingest import FORMATS
 from excerpt.scope import Rights, Scope
 from excerpt.settings import Settings, load_settings
 from excerpt.types import SEARCH_MODES, Filters, Principal
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-stderr = Console(stderr=True)
+
+def __getattr__(name: str) -> Any:
+    """``stderr``, rich's console on stderr, made on first use: rich takes ~0.1-0.5 s to
+    import, and a search never draws a progress bar."""
+    if name == "stderr":
+        return _stderr()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@lru_cache(maxsize=1)
+def _stderr() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 def default_home() -> str:
@@ -104,7 +120,62 @@ def local_scope(scope: Scope) -> tuple[Filters, Principal]:
     return filters, scope.principal(LOCAL_RIGHTS)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+COMMANDS = {
+    "ask": "ask_cmd",
+    "collections": "catalogue_cmd",
+    "snapshots": "catalogue_cmd",
+    "graph": "code_cmd",
+    "context": "code_cmd",
+    "eval": "eval_cmd",
+    "mcp": "mcp_cmd",
+    "memory": "memory_cmd",
+    "pg": "pg_cmd",
+    "migrate": "pg_cmd",
+    "keys": "serve_cmd",
+    "serve": "serve_cmd",
+    "sync": "sync_cmd",
+}
+"""The commands defined in other modules of :mod:`excerpt.cli`, by the module that adds them
+(with ``@cli.command``) when imported."""
+
+
+class LazyCommands(MutableMapping[str, click.Command]):
+    """The top-level commands, each other module's imported when one of its commands is
+    looked up (``excerpt search`` imports no ask, eval, serve, sync…), all of them when the
+    commands are listed (``--help``, anything walking ``cli.commands``)."""
+
+    def __init__(self, given: Mapping[str, click.Command]) -> None:
+        self._loaded: dict[str, click.Command] = dict(given)
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded and name in COMMANDS:
+            importlib.import_module(f"excerpt.cli.{COMMANDS[name]}")  # adds it to `cli`
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        for module in sorted(set(COMMANDS.values())):
+            importlib.import_module(f"excerpt.cli.{module}")
+        return iter(list(self._loaded))
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+
+class LazyGroup(click.Group):
+    """The top-level group, its commands in a :class:`LazyCommands`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = LazyCommands(self.commands)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", default=default_home, show_default="$EXCERPT_HOME or ./.excerpt",
               type=click.Path(file_okay=False, path_type=Path), help="Where the store lives.")
 @click.option("--settings", "settings_file", default=None, envvar="EXCERPT_SETTINGS",
@@ -140,9 +211,17 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
     if not enabled:
         yield lambda stage, done, total: None
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         TextColumn("{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=stderr, transient=False,
+        TimeElapsedColumn(), console=_stderr(), transient=False,
     ) as bar:
         tasks: dict[str, Any] = {}
 
@@ -323,20 +402,6 @@ def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | 
 def main() -> None:
     cli(obj={"json": False})
 
-
-# The other command modules add themselves to `cli` when imported; importing them here means
-# whoever imports `cli` gets every command.
-from excerpt.cli import (  # noqa: E402, F401
-    ask_cmd,
-    catalogue_cmd,
-    code_cmd,
-    eval_cmd,
-    mcp_cmd,
-    memory_cmd,
-    pg_cmd,
-    serve_cmd,
-    sync_cmd,
-)
 
 if __name__ == "__main__":
     main()

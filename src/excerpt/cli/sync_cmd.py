@@ -15,7 +15,8 @@ from pathlib import Path
 import click
 
 from excerpt.cli.main import cli, emit, handles_errors, json_option, progress_bar
-from excerpt.engine import EMBEDDERS, Engine
+from excerpt.embedder_names import EMBEDDERS
+from excerpt.engine import Engine
 from excerpt.ingest import FORMATS
 from excerpt.sync import SyncOptions, SyncResult, watch_folder
 

@@ -30,7 +30,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
-from excerpt.engine import EMBEDDERS, MAX_AROUND, Engine
+from excerpt.embedder_names import EMBEDDERS
+from excerpt.engine import MAX_AROUND, Engine
 from excerpt.errors import (
     ExcerptError,
     InputError,

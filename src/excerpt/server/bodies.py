@@ -12,7 +12,7 @@ from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from excerpt.context.fetch import Prioritization
-from excerpt.engine import EMBEDDERS
+from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError
 from excerpt.graph.expand import Direction
 from excerpt.ingest import FORMATS

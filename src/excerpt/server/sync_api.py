@@ -21,7 +21,8 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Query, Request
 
-from excerpt.engine import EMBEDDERS, Engine
+from excerpt.embedder_names import EMBEDDERS
+from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError
 from excerpt.ingest import FORMATS
 from excerpt.ingest._archive import SafeZip
