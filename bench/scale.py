@@ -138,9 +138,10 @@ def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
         for stage, ms in result.timings_ms.items():
             stages.setdefault(stage, []).append(ms)
     rss = psutil.Process().memory_info().rss
+    anon, mapped = _status_mb("RssAnon"), _status_mb("RssFile")
     engine.close()
     return {"latency_ms": latency_summary(lat), "rss_mb": rss / 2**20, "peak_rss_mb": _peak_mb(),
-            "rss_anon_mb": _status_mb("RssAnon"), "rss_file_mb": _status_mb("RssFile"),
+            "rss_anon_mb": anon, "rss_file_mb": mapped,
             "stage_p50_ms": {k: round(float(np.median(v)), 2) for k, v in stages.items()},
             "rankings": rankings}
 
