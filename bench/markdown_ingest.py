@@ -1,0 +1,83 @@
+"""Markdown ingest speed (issue 19: 1,000 small Markdown files took ~7 s after markdown-it-py
+replaced a regex reader).
+
+Run:  .venv/bin/python bench/markdown_ingest.py [--files 1000] [--runs 5] [--large PATH ...]
+
+Writes ``--files`` small generated Markdown files (headings, paragraphs with inline markup,
+lists, a table, a fence; ~1.5 kB each) to a temporary folder and times
+``load_documents`` over the folder ``--runs`` times (in this process, after one warm-up run),
+then the same for each ``--large`` path (real Markdown files or folders, not copied).  Prints
+one JSON object: per set, the files, nodes and the median and each run's seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from excerpt.ingest.documents.loader import load_documents
+
+WORDS = ["river", "stone", "lantern", "harbor", "meadow", "copper", "violet", "thunder",
+         "orchard", "signal", "quiet", "ember", "falcon", "marble", "willow", "canyon"]
+
+
+def sample_markdown(rng: random.Random, n: int) -> str:
+    """One small Markdown file of the kinds a notes folder holds."""
+
+    def words(k: int) -> str:
+        return " ".join(rng.choices(WORDS, k=k))
+
+    return "\n".join([
+        f"# Note {n}: {words(3)}", "",
+        f"{words(40)} *{words(2)}* and `code_{n}` with a [link](http://x/{n}).", "",
+        f"## {words(2)}", "",
+        f"- {words(8)}", f"- {words(8)}", f"  - {words(6)}", f"1. {words(7)}", "",
+        "| key | value |", "|-----|-------|", f"| {words(1)} | {words(3)} |",
+        f"| {words(1)} | {words(2)} |", "",
+        "```python", f"def f{n}():", f"    return '{words(2)}'", "```", "",
+        f"### {words(2)}", "", f"> {words(30)}", "", words(60), "",
+    ])
+
+
+def write_folder(folder: Path, files: int) -> None:
+    rng = random.Random(0)
+    for i in range(files):
+        path = folder / f"part{i % 10}" / f"note{i:05d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(sample_markdown(rng, i), encoding="utf-8")
+
+
+def time_load(paths: list[Path], runs: int) -> dict[str, object]:
+    corpus = load_documents(paths)  # warm-up: imports, caches
+    seconds = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        load_documents(paths)
+        seconds.append(round(time.perf_counter() - started, 3))
+    return {"files": len(corpus.documents), "nodes": len(corpus.nodes),
+            "median_s": statistics.median(seconds), "runs_s": seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--large", type=Path, nargs="*", default=[])
+    args = parser.parse_args()
+    out: dict[str, object] = {}
+    with tempfile.TemporaryDirectory(prefix="excerpt-bench-md-") as tmp:
+        folder = Path(tmp) / "notes"
+        write_folder(folder, args.files)
+        out["generated"] = time_load([folder], args.runs)
+    for path in args.large:
+        out[str(path)] = time_load([path], args.runs)
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
