@@ -89,12 +89,11 @@ def ray_connection(address: str) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
-    check_reachable(address)
-    kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
-    if address == "local":
+    check_reachable(_resolved(ray, address))
+    kwargs: dict[str, Any] = {"address": address, "log_to_driver": False,
+                              "logging_level": logging.WARNING}
+    if address == "local":  # a new instance even when this machine has a cluster
         kwargs["include_dashboard"] = False
-    else:
-        kwargs["address"] = address
     try:
         ray.init(**kwargs)
     except ConnectionError:
@@ -110,6 +109,21 @@ def ray_connection(address: str) -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
+
+
+def _resolved(ray: Any, address: str) -> str:
+    """``auto`` as Ray resolves it (``RAY_ADDRESS``, or the cluster ``ray start`` last
+    recorded on this machine, which may be gone); other addresses as given."""
+    if address != "auto":
+        return address
+    try:
+        found = ray._private.services.canonicalize_bootstrap_address("auto")
+    except Exception:  # Ray's own lookup changed or failed: ray.init reports it
+        return address
+    if found is None:
+        raise ServiceError("no Ray cluster runs on this machine (--ray auto): start one with "
+                           "`ray start --head`, or give its HOST:PORT")
+    return str(found)
 
 
 class EmbedWorker:

@@ -75,3 +75,15 @@ def test_batches_back_in_any_order_land_on_their_rows() -> None:
     assert n == m == 5  # "a" twice, embedded once
     assert np.array_equal(shuffled, in_order)
     assert shuffled[4].tolist() == [4, ord("d")]
+
+
+def test_auto_with_a_cluster_gone_is_refused_quickly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auto`` resolves as Ray does (here RAY_ADDRESS; else the cluster ``ray start`` last
+    recorded, possibly killed since): a dead address is refused, not waited on."""
+    pytest.importorskip("ray", reason="ray is not installed")
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{closed_port()}")
+    started = time.monotonic()
+    with pytest.raises(ServiceError, match="cannot reach the Ray cluster"), \
+            ray_connection("auto"):
+        pass
+    assert time.monotonic() - started < 5
