@@ -30,6 +30,15 @@ which ONNX Runtime allows.  On 2 cores with SciFact records this gives 42 docs/s
 one call at a time on two intra-op threads, and a query costs ~6 ms instead of ~9: ORT's
 intra-op pool spins after each call and, on two cores, also slowed the dense matmul that
 follows a query embedding from 0.5 to 3.3 ms.
+
+Session options measured again in CPU ms per SciFact record (``bench/embedding_speed.py --ort``,
+2026-11-24, a loaded machine, so CPU rather than wall time): arena off, memory pattern on,
+denormals as zero and graph level EXTENDED are within 4% of the defaults with the same vectors;
+two intra-op threads on one call cost 1.86x the CPU (spinning). Graph level BASIC costs 0.86-0.90x
+(ORT then leaves Add+LayerNormalization and Add+Gelu unfused), but moves the vectors (cos >=
+0.9967: the int8 activations are re-quantised) and SciFact nDCG@10 from 0.6598 to 0.6591, so the
+default stays ENABLE_ALL. A maximum length of 192 saves ~22% on SciFact records and costs 1.4
+points (0.6459); 256 stays.
 """
 
 from __future__ import annotations
