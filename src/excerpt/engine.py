@@ -138,7 +138,7 @@ class Engine:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = open_store(self.home, self.store_url)
+            self._store = open_store(self.home, self.store_url, self.settings)
         return self._store
 
     def memory_backend(self) -> MemoryBackend:
@@ -177,15 +177,17 @@ class Engine:
         source: str | None = None,
         progress: Progress | None = None,
         ingest_roots: Sequence[Path | str] | None = None,
+        ray: str | None = None,
     ) -> IngestResult:
         """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed').
         With ``ingest_roots``, every file read must resolve inside them (links included);
-        ``progress`` None reports nothing."""
+        ``progress`` None reports nothing; ``ray``, a Ray cluster address, embeds the batches
+        there (:mod:`excerpt.embed.ray_embed`)."""
         from excerpt.ingest.pipeline import no_progress
 
         return self._importer().run(
             paths, collection, fmt, acl_tags, classification_labels, snapshot_name, embedder,
-            source, progress or no_progress, ingest_roots)
+            source, progress or no_progress, ingest_roots, ray=ray)
 
     def sync(self, folder: Path | str, options: SyncOptions | None = None,
              progress: Progress | None = None,

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import ExcerptError, InputError
 from excerpt.ingest._common import relative_id, walk_files
 from excerpt.ingest.pipeline import (
-    EMBEDDERS,
     Importer,
     Progress,
     content_hash,

@@ -16,7 +16,7 @@ import pytest
 from excerpt.compose.ask import AskOptions
 from excerpt.engine import Engine
 from excerpt.graph import GraphLimits
-from excerpt.retrieve.access import SqlAccess
+from excerpt.retrieve.sql_access import SqlAccess
 from excerpt.store.postgres import PostgresStore
 from excerpt.types import SEARCH_MODES, Filters, Principal
 

@@ -276,14 +276,7 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], collection: str, fmt: st
         "classification_labels": labels, "snapshot_name": snapshot_name,
         "embedder": embedder, "source": source}
     with progress_bar(not no_progress) as update:
-        if ray_address is None:
-            result = engine.ingest(list(paths), progress=update, **options)
-        else:  # Engine.ingest has no ray keyword yet: the same Importer it runs, given one
-            from excerpt.embed import get_embedder
-            from excerpt.ingest.pipeline import Importer
-
-            result = Importer(engine.store, engine.settings, get_embedder).run(
-                list(paths), progress=update, ray=ray_address, **options)
+        result = engine.ingest(list(paths), progress=update, ray=ray_address, **options)
     payload = result.to_json()
 
     def human() -> None:

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.analyze import ANALYZER_VERSION, analyze_many, detect_language
+from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import CorpusError, ExcerptError, InputError
 from excerpt.ingest._archive import MIB, ArchiveLimits
 from excerpt.ingest._common import require_paths, walk_files
@@ -41,7 +42,6 @@ from excerpt.types import IngestIssue, Node
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): called as a long stage advances."""
 
-EMBEDDERS = ("auto", "minilm", "e5", "none")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

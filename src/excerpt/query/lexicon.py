@@ -69,6 +69,7 @@ def load_lexicon(path: Path | str | None = None) -> Lexicon:
 def _load(path: str) -> Lexicon:
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: ~8x faster, same data
     if path:
         source = Path(path)
         if not source.is_file():
@@ -78,7 +79,7 @@ def _load(path: str) -> Lexicon:
         source = Path(DEFAULT)
         text = resources.files("excerpt.query").joinpath("data", DEFAULT).read_text("utf-8")
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):

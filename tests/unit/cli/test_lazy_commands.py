@@ -43,11 +43,3 @@ def test_each_command_comes_from_the_module_named_for_it() -> None:
 def test_unknown_commands_stay_unknown() -> None:
     assert "nope" not in cli.commands
     assert cli.commands.get("nope") is None
-
-
-def test_the_embedder_names_are_those_the_import_checks() -> None:
-    from excerpt.embedder_names import EMBEDDERS
-    from excerpt.engine import EMBEDDERS as from_engine
-    from excerpt.ingest.pipeline import EMBEDDERS as checked
-
-    assert EMBEDDERS == checked == from_engine
