@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.unit.ingest.files import write_file
 
 from excerpt.cli import sync_cmd  # noqa: F401  (registers `excerpt sync` until main.py does)
 from excerpt.cli.main import cli
@@ -23,12 +24,7 @@ OPTIONS = SyncOptions(collection="docs", embedder="none")
 
 def write(folder: Path, files: dict[str, str | bytes]) -> Path:
     for name, content in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
+        write_file(folder / name, content)
     return folder
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.unit.ingest.files import write_file
 
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
@@ -160,12 +161,7 @@ def _triples(corpus: LoadedCorpus) -> set[tuple[str, str, str]]:
 
 def _write(root: Path, files: dict[str, str | bytes]) -> Path:
     for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
+        write_file(root / name, content)
     return root
 
 
