@@ -149,7 +149,7 @@ class Engine:
     def access(self) -> Access:
         """How views are read and ranked: segments, or SQL for a PostgreSQL store."""
         if self._access is None:
-            self._access = access_for(self.store)
+            self._access = access_for(self.store, self.settings)
         return self._access
 
     @property

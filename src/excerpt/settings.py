@@ -38,6 +38,12 @@ class Settings:
         200_000, "Snapshots of at least this many embedded nodes get an IVF index: semantic "
                  "search probes it (approximate, noted; 1.0 of the exact top 10 at 1M nodes in "
                  "bench/dense_ann.py) instead of scanning every vector. 0: never.")
+    dense_index_nprobe: int = _setting(
+        256, "IVF cells a semantic search probes in a snapshot's index (fewer: faster, further "
+             "from exact; 128 and 256 both kept 1.0 of the exact top 10 at 1M nodes).")
+    dense_index_candidates: int = _setting(
+        400, "Nodes the IVF walk returns, re-scored with the float vectors before the top is "
+             "kept (fewer: faster, further from exact).")
     pg_dense_index: str = _setting(
         "exact", "PostgreSQL store: semantic search scans every visible vector ('exact') or "
                  "walks an HNSW index ('hnsw': pgvector iterative scans keep the caller's "

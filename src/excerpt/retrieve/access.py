@@ -22,6 +22,7 @@ from excerpt.retrieve.lexical import bm25_scores, idf_weights, search_bm25
 from excerpt.retrieve.multihop import MultiHopResult, multi_hop
 from excerpt.retrieve.view import Candidate, Shadows, View, ViewPart, build_view, shadowed
 from excerpt.settings import Settings
+from excerpt.store.ann import AnnConfig
 from excerpt.store.base import SnapshotInfo, Store
 from excerpt.types import Edge, Node, Principal
 
@@ -120,13 +121,19 @@ class Access(Protocol):
         ...
 
 
-def access_for(store: Store) -> Access:
-    """SQL ranking for a store that offers it (PostgreSQL), segments otherwise."""
+def access_for(store: Store, settings: Settings | None = None) -> Access:
+    """SQL ranking for a store that offers it (PostgreSQL), segments otherwise (probing their
+    IVF indexes as ``settings`` say)."""
     if store.ranks_in_sql:  # imported here: an embedded store's search never loads the SQL
         from excerpt.retrieve.sql_access import SqlAccess
 
         return SqlAccess(store.query)  # type: ignore[attr-defined]
-    return SegmentAccess(store)
+    return SegmentAccess(store, _ann_config(settings or Settings()))
+
+
+def _ann_config(settings: Settings) -> AnnConfig:
+    return AnnConfig(nprobe=settings.dense_index_nprobe,
+                     candidates=settings.dense_index_candidates)
 
 
 def _follow(ranked: list[Candidate], graph: GraphAccess, score: Callable[[str], float],
@@ -152,8 +159,9 @@ class SegmentAccess:
 
     concurrent_legs = False  # both legs are CPU work in this process
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, ann: AnnConfig | None = None) -> None:
         self.store = store
+        self.ann = ann  # how IVF indexes are probed; None: store/ann.py's DEFAULT
         self._graphs: dict[str, dict[str, list[Edge]]] = {}
         self._incoming: dict[str, dict[str, list[Edge]]] = {}
         self._shadows: dict[tuple[str, ...], Shadows] = {}
@@ -219,7 +227,7 @@ class SegmentAccess:
         return search_bm25(view, weights, depth, k1, b)
 
     def dense(self, view: View, embed: EmbedQuery, query: str, depth: int) -> list[Candidate]:
-        return search_dense(view, embed, query, depth)
+        return search_dense(view, embed, query, depth, self.ann)
 
     def named(self, view: View, ids: Sequence[str]) -> list[Candidate]:
         return named_nodes(view, ids)

@@ -126,16 +126,22 @@ def test_the_index_threshold_is_declared_once_in_the_settings() -> None:
     assert AnnConfig().min_nodes == Settings().dense_index_min_nodes
 
 
-def test_the_search_reads_the_index_settings_when_it_runs(home: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from excerpt.store import ann
+def test_the_settings_choose_how_the_index_is_probed(home: Path) -> None:
+    """``dense_index_nprobe`` and ``dense_index_candidates`` reach the walk: one cell probed and
+    ten candidates re-scored find less of the exact top 10 than the defaults."""
+    from excerpt.settings import Settings
 
-    engine = Engine(home)
-    monkeypatch.setattr(ann, "DEFAULT", AnnConfig(min_visible=1.01))  # never enough visible
-    found = engine.search(QUERIES[0], Filters("walked"), None, "semantic", 10)
-    assert found.hits and not any("approximate" in n
-                                  for n in found.to_json()["analysis"]["notes"])
-    engine.close()
+    def overlap(settings: Settings) -> int:
+        engine, found = Engine(home, settings), 0
+        for query in QUERIES:
+            walked = engine.search(query, Filters("walked"), None, "semantic", 10)
+            exact = engine.search(query, Filters("scanned"), None, "semantic", 10)
+            found += len({h.node.id for h in walked.hits} & {h.node.id for h in exact.hits})
+        engine.close()
+        return found
+
+    narrow = overlap(Settings(dense_index_nprobe=1, dense_index_candidates=10))
+    assert narrow < overlap(Settings()) and narrow < 0.9 * 10 * len(QUERIES)
 
 
 def test_the_rows_read_for_re_scoring_are_the_stored_vectors(home: Path) -> None:
