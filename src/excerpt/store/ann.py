@@ -55,8 +55,9 @@ DEFAULT = AnnConfig()
 
 
 def build(folder: Path, vectors: FloatArray, config: AnnConfig) -> bool:
-    """Writes ``folder/vectors.ivf`` when the segment is large enough; whether it did."""
-    if len(vectors) < config.min_nodes:
+    """Writes ``folder/vectors.ivf`` when the segment is large enough (``min_nodes`` 0:
+    never, as the setting says); whether it did."""
+    if config.min_nodes <= 0 or len(vectors) < config.min_nodes:
         return False
     import faiss
 

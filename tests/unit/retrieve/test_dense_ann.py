@@ -152,3 +152,13 @@ def test_the_rows_read_for_re_scoring_are_the_stored_vectors(home: Path) -> None
     assert np.array_equal(segment.vector_rows(ordinals), segment.vectors[ordinals])
     assert segment.vector_rows(np.array([], dtype=np.int64)).shape == (0, 384)
     store.close()
+
+
+def test_a_threshold_of_zero_builds_no_index(tmp_path: Path) -> None:
+    """``dense_index_min_nodes`` 0 means never (its help says so), for every writer of a
+    segment, not only for the import pipeline that checks it first."""
+    from excerpt.store.ann import build
+
+    vectors = np.eye(4, 8, dtype=np.float32)
+    assert not build(tmp_path, vectors, AnnConfig(min_nodes=0))
+    assert not (tmp_path / INDEX_FILE).exists()
