@@ -171,9 +171,9 @@ def segment_has_code(segment: Segment) -> bool:
     if found is None:
         ids = segment.ids
         if segment.ids_sorted:
-            found = any(bisect_left(ids, prefix) < len(ids)
-                        and ids[bisect_left(ids, prefix)].startswith(prefix)
-                        for prefix in CODE_PREFIXES)
+            at = [bisect_left(ids, prefix) for prefix in CODE_PREFIXES]
+            found = any(i < len(ids) and ids[i].startswith(prefix)
+                        for i, prefix in zip(at, CODE_PREFIXES, strict=True))
         else:
             found = any(i.startswith(CODE_PREFIXES) for i in ids)
         _HAS_CODE[segment] = found
