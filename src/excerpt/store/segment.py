@@ -66,6 +66,7 @@ LONG_POSTINGS = 512  # terms with at least this many postings get block-max entr
 WEIGHTS_CACHED = 4_000_000  # postings up to which a segment caches its term weights
 NORMS_KEPT = 16  # length norms kept per segment (one per view statistics; 4 bytes a node)
 FILTERS_KEPT = 64  # metadata filter masks kept per segment (1 byte a node each)
+WEIGHTS_KEPT = 4  # term weight arrays kept per segment (4 bytes a posting each)
 
 
 def _csr(groups: Sequence[Sequence[str]], vocab: list[str]) -> tuple[IntArray, IntArray]:
@@ -99,6 +100,15 @@ def _invert(
     np.cumsum(np.bincount(term_of, minlength=len(vocab)), out=indptr[1:])
     docs = (uniq % max(len(tokens), 1)).astype(np.int32)
     return vocab, indptr, docs, counts.astype(np.float32), doc_len
+
+
+def _keep(cache: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    """``cache[key] = value``, the oldest entry going first when ``limit`` are kept: the
+    per-segment caches of derived arrays (one per view statistics or filter) stay bounded."""
+    if len(cache) >= limit:
+        for oldest in list(cache)[:1]:  # list(): one step, safe in threads
+            cache.pop(oldest, None)
+    cache[key] = value
 
 
 def _save(folder: Path, name: str, array: npt.NDArray[Any]) -> None:
@@ -408,12 +418,9 @@ class Segment:
         found = (key, json.dumps(value, sort_keys=True))  # 12, 12.0 and "12" stay apart
         mask = self._filters.get(found)
         if mask is None:
-            if len(self._filters) >= FILTERS_KEPT:  # the oldest goes
-                for oldest in list(self._filters)[:1]:
-                    self._filters.pop(oldest, None)
             mask = np.zeros(self.size, dtype=bool)
             mask[list(ordinals())] = True
-            self._filters[found] = mask
+            _keep(self._filters, found, mask, FILTERS_KEPT)
         return mask
 
     def length_norm(self, avgdl: float, k1: float, b: float) -> FloatArray:
@@ -423,11 +430,8 @@ class Segment:
         key = (avgdl, k1, b)
         norm = self._norms.get(key)
         if norm is None:
-            if len(self._norms) >= NORMS_KEPT:  # the oldest goes (views differ by caller)
-                for oldest in list(self._norms)[:1]:  # list(): one step, safe in threads
-                    self._norms.pop(oldest, None)
             norm = np.asarray(k1 * (1.0 - b + b * self.doc_len / avgdl), dtype=np.float32)
-            self._norms[key] = norm
+            _keep(self._norms, key, norm, NORMS_KEPT)  # views differ by caller
         return norm
 
     def term_weights(self, avgdl: float, k1: float, b: float) -> FloatArray | None:
@@ -440,12 +444,10 @@ class Segment:
         key = (avgdl, k1, b)
         weights = self._weights.get(key)
         if weights is None:
-            if len(self._weights) >= 4:
-                self._weights.clear()
             tf = self._tf
             weights = np.asarray(tf / (tf + self.length_norm(avgdl, k1, b)[self._docs]),
                                  dtype=np.float32)
-            self._weights[key] = weights
+            _keep(self._weights, key, weights, WEIGHTS_KEPT)
         return weights
 
     def visible_stats(self, principal: Principal) -> tuple[int, float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -128,3 +129,39 @@ def test_ingested_segments_are_in_id_order(tmp_path: Path) -> None:
             assert post is not None and post.docs.tolist() == [seg.ordinal_of[node_id]]
     finally:
         engine.close()
+
+
+def test_derived_arrays_are_kept_per_view_statistics_and_bounded(tmp_path: Path) -> None:
+    """length_norm, term_weights and metadata_mask are computed once per key, their bits those
+    of retrieve/lexical.py's term_weight, and each cache keeps at most its limit, oldest out."""
+    from excerpt.retrieve.lexical import term_weight
+    from excerpt.store import segment as module
+
+    tokens = [["x", "y", "x"], ["y"], ["z", "x"]]
+    write_segment(tmp_path / "s", ["a", "b", "c"], tokens, [()] * 3, [()] * 3, None, {})
+    seg = Segment(tmp_path / "s", "snap")
+    norm = seg.length_norm(2.0, 1.2, 0.75)
+    assert seg.length_norm(2.0, 1.2, 0.75) is norm
+    weights = seg.term_weights(2.0, 1.2, 0.75)
+    assert weights is not None and seg.term_weights(2.0, 1.2, 0.75) is weights
+    np.testing.assert_array_equal(
+        weights, term_weight(seg.post_tf, seg.doc_len[seg.post_docs], 2.0, 1.2, 0.75))
+    asked: list[str] = []
+
+    def answer(name: str, ordinals: list[int]) -> Callable[[], list[int]]:
+        def ordinals_of() -> list[int]:
+            asked.append(name)
+            return ordinals
+        return ordinals_of
+
+    mask = seg.metadata_mask("page", 12, answer("12", [1]))
+    assert mask.tolist() == [False, True, False]
+    assert seg.metadata_mask("page", 12, answer("again", [0])) is mask
+    assert seg.metadata_mask("page", "12", answer("'12'", [2])) is not mask
+    assert asked == ["12", "'12'"]
+    for avgdl in range(1, 2 * module.NORMS_KEPT):
+        seg.length_norm(float(avgdl), 1.2, 0.75)
+        seg.term_weights(float(avgdl), 1.2, 0.75)
+    assert len(seg._norms) == module.NORMS_KEPT and (2.0, 1.2, 0.75) not in seg._norms
+    assert len(seg._weights) == module.WEIGHTS_KEPT
+    assert (float(2 * module.NORMS_KEPT - 1), 1.2, 0.75) in seg._weights
