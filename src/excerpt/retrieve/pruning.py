@@ -20,7 +20,7 @@ rounding of an actual score can never exceed its block's bound.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,11 +31,12 @@ from excerpt.store.blocks import Blocks
 SLACK = 1e-5
 FIRST_ROUND = 8  # blocks scored before there is a threshold; each round after is GROWTH x
 GROWTH = 4
-MAXSCORE = True  # after the first threshold, MaxScore over the remaining blocks
 
 Term = tuple[str, npt.NDArray[np.int32], npt.NDArray[np.float32], float]
 """(term, visible postings' ordinals, their tf, query weight = qtf x idf)."""
 Float64 = npt.NDArray[np.float64]
+_I = TypeVar("_I", bound=np.integer)
+_F = TypeVar("_F", bound=np.floating)
 
 
 class _Exact(NamedTuple):
@@ -149,7 +150,6 @@ class _Query:
         tf = seg.post_tf[base + pos[hit]]
         return hit, (tf / (tf + self.norm[docs[hit]])).astype(np.float64) * weight
 
-
     def score(self, chosen: npt.NDArray[np.intp]) -> Matches:
         """Exact scores of the visible matches in the ``chosen`` blocks (increasing)."""
         local = np.full(len(self.bound), -1, dtype=np.int64)  # block -> its rank in chosen
@@ -221,7 +221,7 @@ def pruned_matches(part: ViewPart, terms: Sequence[Term], avgdl: float, k1: floa
         if scored >= depth:
             values = np.concatenate([f[1] for f in found])
             threshold = _kth(values, depth)
-            if at < len(order) and MAXSCORE:
+            if at < len(order):  # MaxScore over the remaining blocks
                 rest = _maxscore(query, np.sort(order[:at]), values, threshold, depth, seeds)
                 if rest is None:  # every term needed: scoring all that is left costs less
                     return None  # in one exhaustive pass than in rounds of blocks
@@ -237,8 +237,8 @@ def _kth(values: npt.NDArray[np.floating], depth: int) -> float:
     return float(np.partition(values, len(values) - depth)[len(values) - depth])
 
 
-def _without(matches: tuple[npt.NDArray[np.integer], npt.NDArray[np.floating]],
-             seeds: npt.NDArray[np.int64]) -> Any:
+def _without(matches: tuple[npt.NDArray[_I], npt.NDArray[_F]],
+             seeds: npt.NDArray[np.int64]) -> tuple[npt.NDArray[_I], npt.NDArray[_F]]:
     """``matches`` without the nodes already scored as seeds (each node counts once)."""
     docs, values = matches
     if not len(seeds) or not len(docs):
