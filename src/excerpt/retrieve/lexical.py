@@ -144,6 +144,9 @@ def _contributions(part: ViewPart, terms: list[tuple[str, IntArray, FloatArray, 
 
 def _score_part(part: ViewPart, terms: list[tuple[str, IntArray, FloatArray, float]],
                 avgdl: float, k1: float, b: float) -> npt.NDArray[np.float32]:
+    """Every node's score, from :func:`term_weight` itself rather than the cached
+    ``Segment.length_norm`` :func:`_contributions` uses: :func:`bm25_scores` is the reference
+    the fast and pruned paths are tested against (to the bit), so it shares no cache with them."""
     if not terms:
         return np.full(part.segment.size, -np.inf, dtype=np.float32)
     docs = np.concatenate([t[1] for t in terms])
