@@ -15,6 +15,7 @@ from excerpt.ingest.code.bundle import load_code_bundle, looks_like_code_bundle
 from excerpt.ingest.code.source import load_code_source
 from excerpt.ingest.documents.loader import DOCUMENT_SUFFIXES, document_suffix, documents_loader
 from excerpt.ingest.documents.text import load_text
+from excerpt.ingest.formats import FORMATS
 from excerpt.ingest.regulations.loader import load_hwpx, load_regulations, looks_like_regulations
 
 __all__ = ["FORMATS", "LOADERS", "detect_format", "load"]
@@ -36,7 +37,8 @@ LOADERS: dict[str, Loader] = {
     "html": documents_loader("html"),
     "markdown": documents_loader("markdown"),
 }
-FORMATS = ("auto", *LOADERS)  # the same as excerpt.ingest.formats.FORMATS (tested)
+# FORMATS (the names, in excerpt.ingest.formats so that they cost no import) is exactly
+# ("auto", *LOADERS): tests/unit/ingest/test_ingest_detect.py checks it.
 
 
 def detect_format(paths: Sequence[Path]) -> str:
