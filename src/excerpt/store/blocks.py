@@ -32,10 +32,9 @@ class Blocks:
     min_len: FloatArray
 
 
-
 def block_maxima(indptr: IntArray, docs: npt.NDArray[np.int32], tfs: FloatArray,
-                  doc_len: FloatArray, shift: int, long_postings: int
-                  ) -> tuple[IntArray, npt.NDArray[np.int32], IntArray, FloatArray, FloatArray]:
+                 doc_len: FloatArray, shift: int, long_postings: int
+                 ) -> tuple[IntArray, npt.NDArray[np.int32], IntArray, FloatArray, FloatArray]:
     """Per term with at least ``long_postings`` postings, one entry per block of ordinals it
     occurs in: the block, its first posting there, the largest tf and the shortest length."""
     counts = np.diff(indptr)
