@@ -168,8 +168,7 @@ def _part_matches(part: ViewPart, terms: list[tuple[str, IntArray, FloatArray, f
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
     docs, contrib = _contributions(part, terms, avgdl, k1, b)
     if len(terms) == 1:
-        ordinals, scores = docs.astype(np.intp), contrib.astype(np.float32)
-        return ordinals, scores
+        return docs.astype(np.intp), contrib.astype(np.float32)
     return _top_of_sums(np.bincount(docs, contrib).astype(np.float32), depth)  # 0: no match
 
 
