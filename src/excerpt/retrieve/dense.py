@@ -43,7 +43,8 @@ def dense_scores(
                 cache[model] = embedder(query)
             if depth is not None and _walkable(part, config):
                 _walk(part, cache[model], depth, config, scores)
-                view.approximate.append(part.info.snapshot_id)
+                if part.info.snapshot_id not in view.approximate:  # once, searched again or not
+                    view.approximate.append(part.info.snapshot_id)
             else:
                 scores = np.asarray(vectors @ cache[model], dtype=np.float32)
                 if part.visible < part.segment.size:
