@@ -121,24 +121,8 @@ def multi_entries(text: str) -> list[str]:
     # A first cut in C: lines whose form uses only the text's characters (or punctuation).
     lines = re.findall(rf"^(?:[{allowed}_]|[^\w\t\n])+\t.*$", _multi_dict(), re.MULTILINE)
     target = _key(text)
-    found = [line for line in lines
-             if not line.startswith("#") and _key(line.split("\t", 1)[0]) in target]
-    return found + [line for name in _originals(found) for line in _entries_named(name)]
-
-
-def _originals(lines: list[str]) -> set[str]:
-    """The entries that pre-analysed lines (``더글라스 애덤스 → 더글러스 애덤스/NNP``) name:
-    Kiwi refuses a pre-analysed entry whose original is not in the dictionary."""
-    names: set[str] = set()
-    for line in lines:
-        analysis = line.split("\t")[1]
-        if "/" in analysis:
-            names.update(part.rpartition("/")[0].strip() for part in analysis.split(" + "))
-    return names
-
-
-def _entries_named(name: str) -> list[str]:
-    return re.findall(rf"^{re.escape(name)}\t[A-Z-]+\t.*$", _multi_dict(), re.MULTILINE)
+    return [line for line in lines
+            if not line.startswith("#") and _key(line.split("\t", 1)[0]) in target]
 
 
 def _without_final(ch: str) -> str:
