@@ -10,9 +10,18 @@ one of its small modules, does not import every reader (a search never loads the
 """
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from excerpt.ingest.formats import FORMATS
+
+if TYPE_CHECKING:  # the names' real types for mypy; at run time, __getattr__ imports them
+    from excerpt.ingest.base import LoadedCorpus, LoadOptions
+    from excerpt.ingest.beir import load_beir
+    from excerpt.ingest.books.gutenberg import load_gutenberg
+    from excerpt.ingest.chunking import ChunkSpan, chunk_spans, chunk_text
+    from excerpt.ingest.detect import detect_format, load
+    from excerpt.ingest.documents.loader import load_documents
+    from excerpt.ingest.documents.text import load_text
 
 _WHERE = {
     "LoadedCorpus": "base", "LoadOptions": "base", "load_beir": "beir",
