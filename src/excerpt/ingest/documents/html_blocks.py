@@ -157,7 +157,7 @@ class _Walker:
             tag = tag_of(child)
             if tag == "dt":
                 terms.append(inline_text(child))
-            elif tag == "dd" or tag:
+            elif tag:  # a <dd>, or an element wrapping a term's definition
                 first = len(self.blocks)
                 self.container(child, kind, level, depth)
                 self._lead(first, ", ".join(t for t in terms if t))
