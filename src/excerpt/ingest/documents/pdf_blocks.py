@@ -115,10 +115,10 @@ def heading_levels(pages: list[PagePars], body: float, outline: list[OutlineEntr
                   if id(p) not in levels and _is_heading(p, body)]
     sizes = sorted({round(p.style.size * 2) / 2 for p in candidates
                     if p.style.size >= body * HEADING_RATIO}, reverse=True)[:5]
-    seen = Counter(join(p.lines) for p in candidates)
-    for para in candidates:
+    texts = [join(p.lines) for p in candidates]
+    seen = Counter(texts)
+    for para, text in zip(candidates, texts, strict=True):
         size = round(para.style.size * 2) / 2
-        text = join(para.lines)
         if outline and (size < body * HEADING_RATIO or seen[text] >= 3):
             continue
         rank = sizes.index(size) if size in sizes else len(sizes)
