@@ -39,7 +39,7 @@ Matrix = npt.NDArray[np.float32]
 
 
 def scifact_vectors(cache: Path) -> tuple[Matrix, Matrix]:
-    """SciFact's corpus and test-query vectors (MiniLM), embedded once into ``cache``."""
+    """SciFact's corpus and judged train-query vectors (MiniLM), embedded once into ``cache``."""
     if cache.is_file():
         saved = np.load(cache)
         return saved["corpus"], saved["queries"]
@@ -50,15 +50,21 @@ def scifact_vectors(cache: Path) -> tuple[Matrix, Matrix]:
     embedder = get_embedder("minilm")
     records = [json.loads(line) for line in (DATA / "corpus.jsonl").open(encoding="utf-8")]
     texts = [f"{r.get('title', '')} {r['text']}".strip() for r in records]
-    judged = {line.split("\t")[0] for line in (DATA / "qrels" / "train.tsv").open()
-            if not line.startswith("query")}
-    queries = [json.loads(line) for line in (DATA / "queries.jsonl").open(encoding="utf-8")]
-    wanted = [q["text"] for q in queries if q["_id"] in judged]
+    wanted = judged_queries()
     corpus = np.vstack([embedder.embed_documents(texts[i:i + 256])
                         for i in range(0, len(texts), 256)]).astype(np.float32)
     asked = np.vstack([embedder.embed_query(q) for q in wanted]).astype(np.float32)
     np.savez(cache, corpus=corpus, queries=asked)
     return corpus, asked
+
+
+def judged_queries() -> list[str]:
+    """The texts of SciFact's judged queries (qrels/train.tsv), in queries.jsonl order: the
+    queries of ``scifact_vectors``, and bench/scale_hybrid.py's query texts."""
+    judged = {line.split("\t")[0] for line in (DATA / "qrels" / "train.tsv").open()
+              if not line.startswith("query")}
+    queries = [json.loads(line) for line in (DATA / "queries.jsonl").open(encoding="utf-8")]
+    return [q["text"] for q in queries if q["_id"] in judged]
 
 
 def replicate(base: Matrix, n: int, sigma: float, seed: int = 0) -> Matrix:

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dense_ann import replicate, scifact_vectors
+from dense_ann import judged_queries, replicate, scifact_vectors
 from excerpt.embed.minilm import MODEL_NAME
 from excerpt.engine import Engine
 from excerpt.evaluate.metrics import latency_summary
@@ -125,13 +125,6 @@ def build(home: Path, scratch: Path, n: int, cache: Path, settings: Settings
             "snapshot": result.snapshot_id, "embedded": result.embedded}
 
 
-def judged_queries(limit: int) -> list[str]:
-    judged = {line.split("\t")[0] for line in (DATA / "qrels" / "train.tsv").open()
-              if not line.startswith("query")}
-    queries = [json.loads(line) for line in (DATA / "queries.jsonl").open(encoding="utf-8")]
-    return [q["text"] for q in queries if q["_id"] in judged][:limit]
-
-
 def memory() -> dict[str, float]:
     status = Path("/proc/self/status").read_text().splitlines()
     fields = dict(line.split(":", 1) for line in status if ":" in line)
@@ -142,7 +135,7 @@ def memory() -> dict[str, float]:
 def measure(home: Path, limit: int) -> dict[str, Any]:
     """Run in a fresh process: latency and memory with the index, then recall against the
     engine's exact scan."""
-    queries = judged_queries(limit)
+    queries = judged_queries()[:limit]
     engine = Engine(home)
     filters, who = Filters(collection=COLLECTION), Principal.anonymous()
 
@@ -208,7 +201,7 @@ def compare_nprobe(home: Path, limit: int, probes: list[int]) -> dict[str, Any]:
     """Semantic and hybrid with each number of probed cells, alternating query by query in
     one process (the query's vector is embedded once, before, so only the search differs);
     recall@10 of each against the engine's exact scan."""
-    queries = judged_queries(limit)
+    queries = judged_queries()[:limit]
     engine = Engine(home)
     filters, who = Filters(collection=COLLECTION), Principal.anonymous()
     for q in queries:  # the query vectors, kept by the engine (embed/queries.CachedQueries)
@@ -241,7 +234,7 @@ def compare_nprobe(home: Path, limit: int, probes: list[int]) -> dict[str, Any]:
 def compare_rows(home: Path, limit: int) -> dict[str, Any]:
     """Semantic search with the re-scored rows read from the file (the shipped
     Segment.vector_rows) and through the memory map, alternating query by query."""
-    queries = judged_queries(limit)
+    queries = judged_queries()[:limit]
     engine = Engine(home)
     filters, who = Filters(collection=COLLECTION), Principal.anonymous()
     for q in queries:  # the query vectors, kept by the engine
