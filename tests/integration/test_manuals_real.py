@@ -121,6 +121,5 @@ def test_ask_cites_the_printed_page(manuals: Engine) -> None:
     assert "12" in (meta.get("page_label"), meta.get("page_end_label")), meta
     printed = "–".join(str(meta[k]) for k in ("page_label", "page_end_label") if k in meta)
     assert lines[quoted[0]].startswith(f"p. {printed}, section 2.7"), lines
-    assert "section 2.7" in lines[quoted[0]], lines
     pdf = [c for c in result.composed.citations if c.source == "maint-guide"]
     assert all(lines[c.node_id].startswith("p. ") for c in pdf), lines
