@@ -112,10 +112,10 @@ def _nodes(n: int, seed: int, prefix: str, vectors: str
 
 def _peak_mb() -> float:
     """This process's peak resident memory (VmHWM), in MB."""
-    return _status_mb("VmHWM")
+    return status_mb("VmHWM")
 
 
-def _status_mb(field: str) -> float:
+def status_mb(field: str) -> float:
     """A memory line of /proc/self/status (VmHWM, RssAnon, RssFile...), in MB."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -138,7 +138,7 @@ def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
         for stage, ms in result.timings_ms.items():
             stages.setdefault(stage, []).append(ms)
     rss = psutil.Process().memory_info().rss
-    anon, mapped = _status_mb("RssAnon"), _status_mb("RssFile")
+    anon, mapped = status_mb("RssAnon"), status_mb("RssFile")
     engine.close()
     return {"latency_ms": latency_summary(lat), "rss_mb": rss / 2**20, "peak_rss_mb": _peak_mb(),
             "rss_anon_mb": anon, "rss_file_mb": mapped,

@@ -50,6 +50,7 @@ from excerpt.settings import Settings
 from excerpt.store import ann
 from excerpt.store.ann import AnnConfig
 from excerpt.types import Filters, Principal
+from scale import status_mb
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 COLLECTION = "scale"
@@ -126,10 +127,7 @@ def build(home: Path, scratch: Path, n: int, cache: Path, settings: Settings
 
 
 def memory() -> dict[str, float]:
-    status = Path("/proc/self/status").read_text().splitlines()
-    fields = dict(line.split(":", 1) for line in status if ":" in line)
-    return {f"{k.lower()}_mb": round(int(fields[k].split()[0]) / 1024)
-            for k in ("VmHWM", "VmRSS", "RssAnon", "RssFile")}
+    return {f"{k.lower()}_mb": status_mb(k) for k in ("VmHWM", "VmRSS", "RssAnon", "RssFile")}
 
 
 def measure(home: Path, limit: int) -> dict[str, Any]:
