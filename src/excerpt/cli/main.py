@@ -271,12 +271,12 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], collection: str, fmt: st
            no_progress: bool) -> None:
     """Import PATHS (files or folders) as one new snapshot of a source."""
     engine: Engine = ctx.obj["engine"]
-    options: dict[str, Any] = {
-        "collection": collection, "fmt": fmt, "acl_tags": acl_tags,
-        "classification_labels": labels, "snapshot_name": snapshot_name,
-        "embedder": embedder, "source": source}
     with progress_bar(not no_progress) as update:
-        result = engine.ingest(list(paths), progress=update, ray=ray_address, **options)
+        result = engine.ingest(
+            list(paths), collection=collection, fmt=fmt, acl_tags=acl_tags,
+            classification_labels=labels, snapshot_name=snapshot_name, embedder=embedder,
+            source=source, progress=update, ray=ray_address,
+        )
     payload = result.to_json()
 
     def human() -> None:
