@@ -283,15 +283,14 @@ class Importer:
         cluster at ``ray`` when given, in the same batches, so with the same vectors."""
         if model is None:
             return None, 0
-        from excerpt.embed import embed_with_cache
+        from excerpt.embed.cache import BatchRunner, embed_with_cache, run_in_order
 
         progress("embed", 0, len(texts))
 
-        def run(runner: Any = None) -> tuple[npt.NDArray[np.float32], int]:
-            extra = {} if runner is None else {"runner": runner}
+        def run(runner: BatchRunner = run_in_order) -> tuple[npt.NDArray[np.float32], int]:
             return embed_with_cache(
                 self._embedder(model), texts, self.store, batch_size=self.settings.embed_batch,
-                progress=lambda done: progress("embed", done, len(texts)), **extra)
+                progress=lambda done: progress("embed", done, len(texts)), runner=runner)
 
         if ray is None:
             return run()
