@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 from tests.unit.ingest.files import write_file
 
-from excerpt.cli import sync_cmd  # noqa: F401  (registers `excerpt sync` until main.py does)
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
 from excerpt.errors import InputError
