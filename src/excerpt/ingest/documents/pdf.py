@@ -61,9 +61,9 @@ def read(path: Path, doc_id: str) -> StructuredDoc:
         if len(empty) == len(pages):
             raise InputError(f"{path}: the PDF has no text layer (a scanned document?); "
                              "excerpt does no OCR: run OCR on it first (e.g. ocrmypdf)")
-        heights = furniture_heights([(h, runs) for h, runs, _ in items])
+        furniture = furniture_heights([(h, runs) for h, runs, _ in items])
         for page, (height, runs, tables) in zip(pages, items, strict=True):
-            kept: list[Item] = [*strip_furniture(height, runs, heights), *tables]
+            kept: list[Item] = [*strip_furniture(height, runs, furniture), *tables]
             page.paras = paragraphs(reading_order(kept, _gutter(runs)))
         contents = contents_pages(pages)
         for page in pages:
