@@ -39,7 +39,9 @@ Search = Callable[[str], dict[str, float]]
 
 
 def bm25s_search(corpus: Path) -> Search:
-    """bm25s indexed on SciFact (title + text), searched on its default path."""
+    """bm25s indexed on SciFact (title + text), searched on its default path (``n_threads=0``:
+    ``n_threads=1`` sends it through a thread pool, 2.5x slower per query, which flattered
+    excerpt in bench/scifact.py before issue 20). bench/scifact.py runs this one too."""
     import bm25s
     import Stemmer
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+import bm25_peer
 from _scifact import HOME, scifact
 from excerpt.analyze import analyze
 from excerpt.engine import Engine
@@ -67,26 +68,12 @@ def corpus_records(path: Path) -> list[dict[str, Any]]:
 
 
 def run_peers(data: Any, queries: dict[str, str]) -> list[dict[str, Any]]:
-    import bm25s
     from rank_bm25 import BM25Okapi
 
     records = corpus_records(data.corpus)
     ids = [r["_id"] for r in records]
     texts = [f"{r.get('title', '')}\n{r['text']}" for r in records]
-    import Stemmer
-
-    stemmer = Stemmer.Stemmer("english")
-    retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
-    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False),
-                    show_progress=False)
-
-    def bm25s_search(text: str) -> dict[str, float]:
-        toks = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
-        # bm25s's default path (n_threads=0): n_threads=1 sends it through a thread pool,
-        # 2.5x slower per query, which flattered excerpt here before issue 20.
-        docs, scores = retriever.retrieve(toks, k=100, show_progress=False)
-        return {ids[d]: float(s) for d, s in zip(docs[0], scores[0], strict=True) if s > 0}
-
+    bm25s_search = bm25_peer.bm25s_search(data.corpus)
     rows = [report("bm25s (lucene)", data.qrels, *timed_run(queries, bm25s_search))]
     okapi = BM25Okapi([analyze(t, "en") for t in texts], k1=K1, b=B)
 
