@@ -25,9 +25,7 @@ from pathlib import Path
 
 from excerpt.ingest.documents.loader import load_documents
 from excerpt.ingest.documents.markdown import FULL_PARSER, parse
-
-WORDS = ["river", "stone", "lantern", "harbor", "meadow", "copper", "violet", "thunder",
-         "orchard", "signal", "quiet", "ember", "falcon", "marble", "willow", "canyon"]
+from sync import WORDS  # bench/sync.py: the same vocabulary as its .txt notes
 
 
 def sample_markdown(rng: random.Random, n: int) -> str:
