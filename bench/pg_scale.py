@@ -158,7 +158,8 @@ def run_dense(store: PostgresStore, view: SqlView, queries: Matrix, depth: int
     for q in queries:
         view.approximate = []
         t = time.perf_counter()
-        ranked = sql_dense(store.query, view, _fixed(q), "q", depth)
+        ranked = sql_dense(store.query, view, _fixed(q), "q", depth,
+                           store if store.dense_index is not None else None)
         lat.append((time.perf_counter() - t) * 1000)
         walked += bool(view.approximate)
         found.append([c.ordinal for c in ranked[:10]])

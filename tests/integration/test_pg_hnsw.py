@@ -103,7 +103,8 @@ def view_of(store: PostgresStore, principal: Principal,
 
 
 def ranked(store: PostgresStore, view: SqlView, query: Matrix, depth: int) -> list[str]:
-    found = sql_dense(store.query, view, lambda model: lambda text: query, "q", depth)
+    found = sql_dense(store.query, view, lambda model: lambda text: query, "q", depth,
+                      store if store.dense_index is not None else None)
     return [c.id for c in found]
 
 
@@ -236,9 +237,9 @@ def hnsw_scans(store: PostgresStore) -> int:
 def test_the_engine_walks_the_index_of_an_hnsw_store(
         stores: tuple[PostgresStore, PostgresStore],
         loaded: tuple[str, Matrix, Matrix, Path], tmp_path: Path) -> None:
-    """Through Engine.search (SqlAccess hands sql_dense the store's query): the HNSW store's
-    searches walk the index, return only visible nodes and say they are approximate; the
-    exact store's never walk it."""
+    """Through Engine.search (access_for hands SqlAccess the store when its index is on): the
+    HNSW store's searches walk the index, return only visible nodes and say they are
+    approximate; the exact store's never walk it."""
     import time
 
     from excerpt.engine import Engine

@@ -127,7 +127,8 @@ def access_for(store: Store, settings: Settings | None = None) -> Access:
     if store.ranks_in_sql:  # imported here: an embedded store's search never loads the SQL
         from excerpt.retrieve.sql_access import SqlAccess
 
-        return SqlAccess(store.query)  # type: ignore[attr-defined]
+        walk = store if getattr(store, "dense_index", None) is not None else None
+        return SqlAccess(store.query, walk)  # type: ignore[attr-defined, arg-type]
     return SegmentAccess(store, _ann_config(settings or Settings()))
 
 

@@ -259,9 +259,8 @@ def sql_has_relations(rows: Rows, view: SqlView, relations: Sequence[str]) -> bo
 def sql_dense(rows: Rows, view: SqlView, embed_query: Callable[[str], QueryEmbedder | None],
               query: str, depth: int, hnsw: HnswSearch | None = None) -> list[Candidate]:
     """Cosine (inner product of normalised vectors) per model, merged by score then id; through
-    the HNSW index when ``hnsw`` (default: the store's ``dense_index``, when ``rows`` is a
-    PostgresStore's ``query``) is given, the snapshots then listed in ``view.approximate``."""
-    hnsw = hnsw if hnsw is not None else _store_hnsw(rows)
+    the HNSW index when ``hnsw`` (a PostgresStore whose ``dense_index`` is on) is given, the
+    snapshots then listed in ``view.approximate``."""
     pool: list[Candidate] = []
     for model in sorted({m for p in view.parts if (m := p.info.embed_model)}):
         embedder = embed_query(model)
@@ -324,17 +323,6 @@ def _hnsw_dense(hnsw: HnswSearch, view: SqlView, sids: list[str],
     if len(found) < min(depth, view.visible):
         return None
     return _candidates(view, found)
-
-
-def _store_hnsw(rows: Rows) -> HnswSearch | None:
-    """The store behind ``rows`` when it is a PostgresStore's ``query`` with an HNSW index on.
-
-    SqlAccess hands this module ``store.query``; the store's own setting then holds without
-    every caller passing it."""
-    store = getattr(rows, "__self__", None)
-    if isinstance(store, PostgresStore) and store.dense_index is not None:
-        return store
-    return None
 
 
 def sql_has_vectors(view: SqlView) -> bool:

@@ -33,8 +33,9 @@ class SqlAccess:
 
     concurrent_legs = True  # two queries on two pooled connections
 
-    def __init__(self, rows: sql.Rows) -> None:
+    def __init__(self, rows: sql.Rows, hnsw: sql.HnswSearch | None = None) -> None:
         self.rows = rows
+        self.hnsw = hnsw  # the store, when semantic search walks its HNSW index
         self._clashes: dict[tuple[str, ...], bool] = {}
         self._code: dict[tuple[str, ...], bool] = {}
 
@@ -75,7 +76,7 @@ class SqlAccess:
 
     def dense(self, view: sql.SqlView, embed: EmbedQuery, query: str,
               depth: int) -> list[Candidate]:
-        return sql.sql_dense(self.rows, view, embed, query, depth)
+        return sql.sql_dense(self.rows, view, embed, query, depth, self.hnsw)
 
     def named(self, view: sql.SqlView, ids: Sequence[str]) -> list[Candidate]:
         return sql.sql_named(self.rows, view, ids)
