@@ -35,6 +35,7 @@ from excerpt.store.ann import load as ann_load
 from excerpt.store.ann import search as ann_search
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+CACHE = Path("/tmp/excerpt-scifact-minilm.npz")  # scifact_vectors' file, shared by the benches
 Matrix = npt.NDArray[np.float32]
 
 
@@ -187,7 +188,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, action="append")
     parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/excerpt-scifact-minilm.npz"))
+    parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--sigma", type=float, default=0.025)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--hnsw", action="append", choices=("flat", "sq8"), default=[],

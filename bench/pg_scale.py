@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dense_ann import replicate, scifact_vectors
+from dense_ann import CACHE, replicate, scifact_vectors
 from excerpt.evaluate.metrics import latency_summary
 from excerpt.retrieve.sql import SqlView, sql_bm25, sql_dense, sql_doc_freqs, sql_view
 from excerpt.store.pg_hnsw import HnswConfig, ensure_indexes, index_name
@@ -376,7 +376,7 @@ def main() -> int:
     parser.add_argument("--build-memory", default="4GB")
     parser.add_argument("--m", type=int, default=16, help="HNSW m for --parts reindex")
     parser.add_argument("--ef-construction", type=int, default=64)
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/excerpt-scifact-minilm.npz"))
+    parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--keep", action="store_true", help="keep the server and its data")
     args = parser.parse_args()
     parts = set(args.parts.split(","))

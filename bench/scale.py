@@ -45,7 +45,6 @@ from excerpt.types import Document, Filters, Node, Principal
 
 VOCAB = 200_000
 DIM = 384
-SCIFACT_CACHE = Path("/tmp/excerpt-scifact-minilm.npz")
 
 
 def words(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -102,9 +101,9 @@ def _nodes(n: int, seed: int, prefix: str, vectors: str
         vecs = rng.standard_normal((n, DIM), dtype=np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     elif vectors == "scifact":  # real MiniLM vectors replicated with noise (bench/dense_ann)
-        from dense_ann import replicate, scifact_vectors
+        from dense_ann import CACHE, replicate, scifact_vectors
 
-        vecs = replicate(scifact_vectors(SCIFACT_CACHE)[0], n, 0.025, seed)
+        vecs = replicate(scifact_vectors(CACHE)[0], n, 0.025, seed)
     ids = [f"{prefix}n{i:07d}" for i in range(n)]
     acl = [("team",) if i % 7 == 0 else () for i in range(n)]
     return ids, tokens, acl, vecs

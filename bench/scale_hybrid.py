@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dense_ann import judged_queries, replicate, scifact_vectors
+from dense_ann import CACHE, judged_queries, replicate, scifact_vectors
 from excerpt.embed.minilm import MODEL_NAME
 from excerpt.engine import Engine
 from excerpt.evaluate.metrics import latency_summary
@@ -258,7 +258,7 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--out", type=Path, default=Path("bench/out/scale-hybrid"))
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/excerpt-scifact-minilm.npz"))
+    parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--reuse", action="store_true", help="search the home built before")
     parser.add_argument("--index-min", type=int, default=None,
                         help="dense_index_min_nodes for the build (default: the setting's)")
