@@ -29,12 +29,13 @@ import numpy as np
 import numpy.typing as npt
 import psutil
 
+from _scifact import DATA as SHARED_DATA
 from excerpt.store.ann import INDEX_FILE, AnnConfig
 from excerpt.store.ann import build as ann_build
 from excerpt.store.ann import load as ann_load
 from excerpt.store.ann import search as ann_search
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+DATA = SHARED_DATA / "scifact"
 CACHE = Path("/tmp/excerpt-scifact-minilm.npz")  # scifact_vectors' file, shared by the benches
 Matrix = npt.NDArray[np.float32]
 
@@ -45,7 +46,7 @@ def scifact_vectors(cache: Path) -> tuple[Matrix, Matrix]:
         saved = np.load(cache)
         return saved["corpus"], saved["queries"]
     if not (DATA / "corpus.jsonl").is_file():
-        sys.exit(f"SciFact is not at {DATA}: this bench needs ../shared/data/scifact")
+        sys.exit(f"SciFact is not at {DATA}: set $EXCERPT_DATA (default ../shared/data)")
     from excerpt.embed import get_embedder
 
     embedder = get_embedder("minilm")

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dense_ann import CACHE, judged_queries, replicate, scifact_vectors
+from dense_ann import CACHE, DATA, judged_queries, replicate, scifact_vectors
 from excerpt.embed.minilm import MODEL_NAME
 from excerpt.engine import Engine
 from excerpt.evaluate.metrics import latency_summary
@@ -52,7 +52,6 @@ from excerpt.store.ann import AnnConfig
 from excerpt.types import Filters, Principal
 from scale import status_mb
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 COLLECTION = "scale"
 Matrix = npt.NDArray[np.float32]
 
