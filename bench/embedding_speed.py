@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
+from _scifact import DATA
 from excerpt.embed.base import Embedder, FloatMatrix
 from excerpt.embed.e5 import E5Embedder
 from excerpt.embed.minilm import MiniLMEmbedder
 
-DATA = Path(os.environ.get("EXCERPT_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
 DEFAULT_SCIFACT = DATA / "scifact" / "corpus.jsonl"
 DEFAULT_KOREAN = DATA / "regulations" / "dongeui_regulations_9-340_20250702.txt"
 QUERY_EN = "what causes cancer cell growth"

@@ -32,11 +32,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from _scifact import DATA
 from excerpt.embed import get_embedder
 from excerpt.engine import Engine
 from excerpt.ingest.pipeline import Importer
 
-DATA = Path(os.environ.get("EXCERPT_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
 HOST = "127.0.0.1"
 
 
