@@ -30,6 +30,7 @@ import numpy.typing as npt
 import psutil
 
 from _scifact import DATA as SHARED_DATA
+from excerpt.evaluate.metrics import latency_summary
 from excerpt.store.ann import INDEX_FILE, AnnConfig
 from excerpt.store.ann import build as ann_build
 from excerpt.store.ann import load as ann_load
@@ -97,9 +98,9 @@ def timed(search: Callable[[Matrix], npt.NDArray[np.int64]], queries: Matrix,
         got = search(q)
         laps.append((time.perf_counter() - t) * 1000)
         hits += len(set(got[:k].tolist()) & set(want.tolist()))
+    lat = latency_summary(laps)
     return {"recall@10": round(hits / (k * len(queries)), 4),
-            "p50_ms": round(float(np.percentile(laps, 50)), 2),
-            "p95_ms": round(float(np.percentile(laps, 95)), 2)}
+            "p50_ms": round(lat["p50"], 2), "p95_ms": round(lat["p95"], 2)}
 
 
 def faiss_hnsw(vectors: Matrix, mask: npt.NDArray[np.bool_], m: int, ef_build: int,
