@@ -25,11 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from _scifact import scifact
 from excerpt.engine import Engine
-from excerpt.evaluate.metrics import ir_metrics
+from excerpt.evaluate.metrics import ir_metrics, latency_summary
 from excerpt.evaluate.runner import ensure_ingested
 from excerpt.types import Filters, Principal
 
@@ -96,8 +94,9 @@ def compare(queries: dict[str, str], qrels: Any, systems: dict[str, Search],
     for _ in range(rounds):
         runs, lat = one_round(queries, systems)
         for name, values in lat.items():
-            p50[name].append(float(np.percentile(values, 50)))
-            p95[name].append(float(np.percentile(values, 95)))
+            summary = latency_summary(values)
+            p50[name].append(summary["p50"])
+            p95[name].append(summary["p95"])
     rows: dict[str, dict[str, Any]] = {name: {"ndcg@10": ir_metrics(qrels, runs[name])["ndcg@10"],
                    "p50_ms": statistics.median(p50[name]), "p95_ms": statistics.median(p95[name]),
                    "p50_ms_rounds": [round(v, 4) for v in p50[name]],
