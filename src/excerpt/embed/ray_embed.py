@@ -127,12 +127,13 @@ def _resolved(ray: Any, address: str) -> str:
 
 
 class EmbedWorker:
-    """A Ray actor: one embedder, loaded on the first batch, kept for the actor's life."""
+    """A Ray actor: one embedder on one thread (its one CPU), loaded on the first batch, kept
+    for the actor's life."""
 
-    def __init__(self, model: str, threads: int) -> None:
+    def __init__(self, model: str) -> None:
         from excerpt.embed.registry import new_embedder
 
-        self._embedder = new_embedder(model, threads)
+        self._embedder = new_embedder(model, 1)
 
     def embed(self, texts: list[str]) -> FloatMatrix:
         return self._embedder.embed_documents(texts)
@@ -141,7 +142,7 @@ class EmbedWorker:
 def _actors(ray: Any, model: str, count: int) -> list[Any]:
     remote = ray.remote(num_cpus=1, max_restarts=0)(EmbedWorker)
     run = uuid.uuid4().hex[:8]
-    return [remote.options(name=f"excerpt-embed-{run}-{i}").remote(model, 1)
+    return [remote.options(name=f"excerpt-embed-{run}-{i}").remote(model)
             for i in range(count)]
 
 
@@ -150,13 +151,14 @@ def cluster_cpus(ray: Any) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-def ray_runner(ray: Any, model: str, workers: int | None = None) -> BatchRunner:
-    """A :data:`BatchRunner` that embeds on ``workers`` actors (default: one per cluster CPU)."""
+def ray_runner(ray: Any, model: str) -> BatchRunner:
+    """A :data:`BatchRunner` that embeds on one actor per cluster CPU (fewer for fewer
+    batches)."""
 
     def run(embedder: Embedder, batches: list[list[str]]) -> Iterator[tuple[int, FloatMatrix]]:
         if not batches:
             return
-        count = min(workers or cluster_cpus(ray), len(batches))
+        count = min(cluster_cpus(ray), len(batches))
         actors = _actors(ray, model, count)
         try:
             yield from _dispatch(ray, actors, batches)
