@@ -32,16 +32,10 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def __getattr__(name: str) -> Any:
-    """``stderr``, rich's console on stderr, made on first use: rich takes ~0.1-0.5 s to
-    import, and a search never draws a progress bar."""
-    if name == "stderr":
-        return _stderr()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 @lru_cache(maxsize=1)
 def _stderr() -> Console:
+    """rich's console on stderr, made on first use: rich takes ~0.1-0.5 s to import, and a
+    search never draws a progress bar."""
     from rich.console import Console
 
     return Console(stderr=True)
