@@ -3,13 +3,15 @@ cast of API keys the service tests use."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Iterator, Sequence
+import zipfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from email.message import Message
 from pathlib import Path
@@ -106,3 +108,12 @@ def add_keys(home: Path, cast: Iterable[Sequence[str]] = CAST,
         out = CliRunner().invoke(cli, ["--home", str(home), "keys", "revoke", name])
         assert out.exit_code == 0, out.output
     return keys
+
+
+def zipped(members: Mapping[str, bytes | str], compression: int = zipfile.ZIP_STORED) -> bytes:
+    """A zip archive of ``members`` (name -> content), as the upload and sync routes take."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()

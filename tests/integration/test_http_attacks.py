@@ -5,10 +5,8 @@ and malformed bodies, NUL bytes. Every attack gets a 4xx in the one error shape
 
 from __future__ import annotations
 
-import io
 import json
 import socket
-import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -18,7 +16,7 @@ from urllib.parse import quote, urlparse
 
 import pytest
 from click.testing import CliRunner
-from tests.http import add_keys, exchange, request
+from tests.http import add_keys, exchange, request, zipped
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -82,15 +80,6 @@ def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         yield Service(base, keys, root)
 
 
-def _zipped(files: dict[str, str]) -> bytes:
-    """A zip of a folder, as `POST /v1/sync` takes it."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return out.getvalue()
-
-
 ASK = {"question": "What did the board decide about the cafeteria lunch budget?",
        "collection": "c", "mode": "bm25"}
 SEEDS = {"seeds": ["public.txt:0000", "secret.txt:0000"], "collection": "c"}
@@ -105,7 +94,7 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("POST", "/v1/ingest?filename=up.txt&collection=up&embedder=none", b"Kimchi is cabbage."),
     ("POST", "/v1/ingest/path", {"path": "PUBLIC", "collection": "srv", "embedder": "none"}),
     ("GET", "/v1/passage?id=secret.txt%3A0000&collection=c&around=2", None),
-    ("POST", "/v1/sync?collection=s&name=folder&embedder=none", _zipped({"a.txt": PUBLIC})),
+    ("POST", "/v1/sync?collection=s&name=folder&embedder=none", zipped({"a.txt": PUBLIC})),
     ("GET", "/v1/snapshots", None),
 ]
 

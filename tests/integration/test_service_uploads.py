@@ -5,7 +5,6 @@ name the upload and never a server path; an upload's temporary copy lives under
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -16,7 +15,6 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -24,7 +22,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.http import call, wait_started
+from tests.http import call, wait_started, zipped
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -53,14 +51,6 @@ def uploads(tmp_path_factory: pytest.TempPathFactory,
     key = add_key(home, "ivy", "ingester")
     with serving(create_app(Engine(home), KeyRing.load(home / "keys.yaml"))) as url:
         yield url, key, home
-
-
-def zipped(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 BAD_NAMES = ["a\x00b.txt", "x" * 252 + ".txt", "é" * 127 + ".txt", "a\nb.txt", "tab\there.txt",

@@ -4,7 +4,6 @@ upload, never a server path; nothing of an upload is left on the server."""
 
 from __future__ import annotations
 
-import io
 import urllib.parse
 import zipfile
 from collections.abc import Callable, Iterator
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.http import add_keys, call
+from tests.http import add_keys, call, zipped
 
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
@@ -27,12 +26,8 @@ FILES = {
 }
 
 
-def zipped(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
+def deflated(members: dict[str, bytes]) -> bytes:
+    return zipped(members, zipfile.ZIP_DEFLATED)
 
 
 @pytest.fixture(scope="module")
@@ -54,15 +49,15 @@ def sync(url: str, key: str, body: bytes, **query: str) -> tuple[int, Any]:
 def test_a_zipped_folder_syncs_as_the_cli_does(
         service: tuple[str, dict[str, str], Path]) -> None:
     url, keys, home = service
-    status, first = sync(url, keys["ivy"], zipped(FILES))
+    status, first = sync(url, keys["ivy"], deflated(FILES))
     assert status == 200, first
     assert (first["name"], first["added"], first["failed"]) == ("notes", 3, 0)
     finder = {**FILES, "__MACOSX/notes/._river.txt": b"\x00\x05", "notes/.DS_Store": b"\x00"}
-    status, again = sync(url, keys["root"], zipped(finder))  # as macOS zips a folder
+    status, again = sync(url, keys["root"], deflated(finder))  # as macOS zips a folder
     assert (status, again["unchanged"], again["added"]) == (200, 3, 0)
     fewer = {k: v for k, v in FILES.items() if "meadow" not in k}
     fewer["notes/river.txt"] = b"The river floods the copper canyon."
-    status, third = sync(url, keys["ivy"], zipped(fewer))
+    status, third = sync(url, keys["ivy"], deflated(fewer))
     assert (third["changed"], third["deleted"], third["files"]["deleted"]) == (
         1, 1, ["meadow.txt"])
     engine = Engine(home)
@@ -76,9 +71,9 @@ def test_loose_files_need_a_name_and_failures_name_the_upload(
         service: tuple[str, dict[str, str], Path]) -> None:
     url, keys, home = service
     loose = {"a.txt": b"thunder over the willow", "bad.txt": b"\x00\x01binary"}
-    status, body = sync(url, keys["ivy"], zipped(loose))
+    status, body = sync(url, keys["ivy"], deflated(loose))
     assert (status, body["kind"]) == (400, "input") and "name" in body["error"]
-    status, body = sync(url, keys["ivy"], zipped(loose), name="loose")
+    status, body = sync(url, keys["ivy"], deflated(loose), name="loose")
     assert status == 200 and (body["name"], body["added"], body["failed"]) == ("loose", 1, 1)
     reason = body["failures"][0]["reason"]
     assert "upload:loose" in reason and str(home) not in reason
@@ -86,9 +81,9 @@ def test_loose_files_need_a_name_and_failures_name_the_upload(
 
 def test_reader_keys_are_refused(service: tuple[str, dict[str, str], Path]) -> None:
     url, keys, _ = service
-    status, body = sync(url, keys["alice"], zipped(FILES))
+    status, body = sync(url, keys["alice"], deflated(FILES))
     assert (status, body["kind"]) == (403, "forbidden")
-    assert sync(url, keys["eve"], zipped(FILES))[0] == 401
+    assert sync(url, keys["eve"], deflated(FILES))[0] == 401
 
 
 def test_bad_zips_are_400s_naming_the_upload(service: tuple[str, dict[str, str], Path]) -> None:
@@ -96,10 +91,10 @@ def test_bad_zips_are_400s_naming_the_upload(service: tuple[str, dict[str, str],
     status, body = sync(url, keys["ivy"], b"not a zip at all")
     assert status == 400 and "upload:folder.zip" in body["error"]
     assert str(home) not in body["error"]
-    big = zipped({"big/zeros.txt": b"0" * (2 * 1024 * 1024)})  # over 1 MB in all
+    big = deflated({"big/zeros.txt": b"0" * (2 * 1024 * 1024)})  # over 1 MB in all
     status, body = sync(url, keys["ivy"], big)
     assert status == 400 and "archive_max" in body["error"] and str(home) not in body["error"]
-    assert sync(url, keys["ivy"], zipped({}))[0] == 400
+    assert sync(url, keys["ivy"], deflated({}))[0] == 400
 
 
 def test_the_same_upload_again_is_unchanged(service: tuple[str, dict[str, str], Path]) -> None:
