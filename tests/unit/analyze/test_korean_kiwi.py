@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from excerpt.analyze import korean
-from excerpt.analyze.korean_kiwi import _build_light, kiwi, multi_entries
+from excerpt.analyze.kiwi_entries import could_match, entries
+from excerpt.analyze.korean_kiwi import _build_light, kiwi
 
 HITS = [
     "첨단산업인재양성부트캠프반도체사업단규정 제3조",  # 부트 캠프, written without the space
@@ -40,13 +41,15 @@ def tokens(tokenizer: object, text: str) -> list[str]:
 
 
 def test_entries_that_could_match_are_found_with_or_without_spaces_and_contracted() -> None:
-    assert any(line.startswith("부트 캠프\t") for line in multi_entries(HITS[0]))
-    assert any(line.startswith("더글라스 애덤스\t") for line in multi_entries(HITS[1]))
-    assert any(line.startswith("부트 캠프\t") for line in multi_entries(HITS[2]))
-    assert any(line.startswith("잭 바우어\t") for line in multi_entries(HITS[3]))
-    assert all(multi_entries(text) for text in HITS)
-    assert multi_entries("학생 징계 절차") == []
-    assert multi_entries("") == [] and multi_entries("!!! ...") == []
+    assert any(line.startswith("부트 캠프\t") for line in entries(HITS[0]))
+    assert any(line.startswith("더글라스 애덤스\t") for line in entries(HITS[1]))
+    assert any(line.startswith("부트 캠프\t") for line in entries(HITS[2]))
+    assert any(line.startswith("잭 바우어\t") for line in entries(HITS[3]))
+    assert all(entries(text) for text in HITS)
+    assert entries("학생 징계 절차") == []
+    assert entries("") == [] and entries("!!! ...") == []
+    assert all(could_match(text) for text in HITS)  # the index agrees
+    assert not any(could_match(t) for t in ("학생 징계 절차", "", "!!! ...", LATIN))
 
 
 @pytest.mark.slow
@@ -60,9 +63,10 @@ def test_the_regulations_analyse_alike_with_the_light_kiwi(
     differ = [p for p in sample if tokens(light, p) != tokens(full, p)]
     assert differ  # 부트캠프, 데이터사이언스 …: the dictionary matters
     # and only where one of its entries could match: those texts go to the full Kiwi
-    assert all(multi_entries(p) for p in differ)
+    assert all(could_match(p) for p in differ)
+    assert all(could_match(p) for p in sample[:300] if entries(p))  # the index finds as many
     assert all(tokens(light, t) != tokens(full, t) for t in HITS[:1])
-    assert multi_entries(LATIN) == [] and tokens(light, LATIN) == tokens(full, LATIN)
+    assert entries(LATIN) == [] and tokens(light, LATIN) == tokens(full, LATIN)
 
 
 @pytest.mark.slow
@@ -79,7 +83,7 @@ def test_texts_made_of_default_entries_analyse_alike() -> None:
     while len(texts) < 120:
         a, b, c = rng.choice(forms), rng.choice(forms), rng.choice(forms)
         text = unicodedata.normalize("NFKC", f"{a}에 관한 규정 제3조와 {b}의 학생은 {c}를 했잖아")
-        if not multi_entries(text):
+        if not could_match(text):
             texts.append(text)
     full, light = kiwi(), _build_light()
     assert [t for t in texts if tokens(light, t) != tokens(full, t)] == []
