@@ -1,7 +1,7 @@
 """Cold and warm latency of a Korean `excerpt search` (issue 20, item 4: cold <= 1.5 s).
 
 Run:  .venv/bin/python bench/cold_start.py [--runs 10] [--home DIR] [--e5-home DIR]
-                                          [--base SRC]
+                                          [--base SRC] [--questions]
 
 Cold: ``--runs`` fresh ``excerpt --home H search Q --json`` processes, one after another (the
 files in the page cache, as for anyone who searches twice); each one's wall time, and its CPU
@@ -13,6 +13,10 @@ hybrid search, which also loads the ONNX model, is measured too. Each row also s
 the process ended with the full Kiwi loaded, and checks that the hits are those of a process
 that loaded the full Kiwi first (the light one must not change a result). ``import_cpu_s``:
 the CPU of fresh processes that only import the CLI (``from excerpt.cli.main import cli``).
+
+``--questions``: also one cold search per Korean question of ``bench/qa/regulations.yaml``
+(each checked against a process that loaded the full Kiwi): the spread over questions, and
+how many of them loaded the full Kiwi (a multi-word entry or pre-analysed ending matched).
 
 ``--base SRC`` (the ``src`` of another tree, e.g. ``git archive`` of an older commit unpacked
 in /tmp) measures that tree too, run by run alternating with this one (``PYTHONPATH=SRC``), so
@@ -60,8 +64,8 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def search_args(home: Path, mode: str) -> list[str]:
-    return ["--home", str(home), "search", QUERY, "--collection", "regs", "--mode", mode,
+def search_args(home: Path, mode: str, query: str = QUERY) -> list[str]:
+    return ["--home", str(home), "search", query, "--collection", "regs", "--mode", mode,
             "-k", "10", "--json"]
 
 
@@ -70,11 +74,11 @@ def tree_env(src: Path | None) -> dict[str, str] | None:
     return None if src is None else {**os.environ, "PYTHONPATH": str(src)}
 
 
-def one(home: Path, mode: str, kiwi: str = "default", src: Path | None = None
-        ) -> tuple[float, float, dict[str, object]]:
+def one(home: Path, mode: str, kiwi: str = "default", src: Path | None = None,
+        query: str = QUERY) -> tuple[float, float, dict[str, object]]:
     """One fresh process: wall seconds, CPU seconds, its hits and which Kiwi it ended with."""
     cpu, start = children_cpu(), time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", PROBE, kiwi, *search_args(home, mode)],
+    done = subprocess.run([sys.executable, "-c", PROBE, kiwi, *search_args(home, mode, query)],
                           capture_output=True, text=True, check=True, env=tree_env(src))
     wall, cpu = time.perf_counter() - start, children_cpu() - cpu
     found = json.loads(done.stdout)
@@ -139,6 +143,31 @@ def measure(home: Path, mode: str, runs: int, base: Path | None = None
              "load_average": round(os.getloadavg()[0], 2)} for tree, src in trees.items()]
 
 
+def questions(home: Path, base: Path | None = None) -> list[dict[str, object]]:
+    """One cold BM25 search per Korean question of bench/qa/regulations.yaml, per tree
+    (alternating): wall time spread and how many processes loaded the full Kiwi."""
+    import yaml
+
+    asked = [q["question"] for q in yaml.safe_load(
+        (REPO / "bench" / "qa" / "regulations.yaml").read_text(encoding="utf-8"))["questions"]]
+    trees: dict[str, Path | None] = {"this": None, **({"base": base} if base else {})}
+    walls: dict[str, list[float]] = {t: [] for t in trees}
+    full: dict[str, int] = dict.fromkeys(trees, 0)
+    for query in asked:
+        reference = one(home, "bm25", "full", query=query)[2]["hits"]
+        for tree, src in trees.items():
+            wall, _, found = one(home, "bm25", src=src, query=query)
+            assert found["hits"] == reference, f"{tree}: the light Kiwi changed {query!r}"
+            walls[tree].append(wall)
+            full[tree] += bool(found["full_kiwi"])
+    return [{"tree": tree, "questions": len(asked),
+             "cold_wall_s": {"median": round(statistics.median(walls[tree]), 2),
+                             "p90": round(sorted(walls[tree])[int(0.9 * len(asked))], 2),
+                             "max": round(max(walls[tree]), 2)},
+             "full_kiwi_loaded": full[tree], "same_hits_as_full_kiwi": True,
+             "load_average": round(os.getloadavg()[0], 2)} for tree in trees]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -147,6 +176,8 @@ def main() -> int:
     parser.add_argument("--e5-home", type=Path, default=None)
     parser.add_argument("--base", type=Path, default=None,
                         help="src of another tree to measure beside this one, alternating")
+    parser.add_argument("--questions", action="store_true",
+                        help="also every Korean question of bench/qa/regulations.yaml, once")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="excerpt-cold-")) / "home"
     listed = subprocess.run([sys.executable, "-m", "excerpt", "--home", str(home), "snapshots",
@@ -157,6 +188,9 @@ def main() -> int:
                         "--no-progress"], check=True)
     for row in measure(home, "bm25", args.runs, args.base):
         print(json.dumps({"home": str(home), **row}), flush=True)
+    if args.questions:
+        for row in questions(home, args.base):
+            print(json.dumps({"home": str(home), **row}), flush=True)
     if args.e5_home is not None:
         for row in measure(args.e5_home, "hybrid", args.runs, args.base):
             print(json.dumps({"home": str(args.e5_home), **row}), flush=True)

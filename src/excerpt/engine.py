@@ -22,12 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from excerpt.analyze import analyze, detect_language, expect
+from excerpt.analyze import analyze, detect_language, expect, foresee
 from excerpt.catalogue import Catalogue
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError, NotFoundError, StoreError
 from excerpt.query.topk import TopK, reduce_for_latency
-from excerpt.query.understand import understand
+from excerpt.query.understand import terms_to_add, understand
 from excerpt.retrieve.access import Access, access_for
 from excerpt.retrieve.citations import pin_named
 from excerpt.retrieve.fusion import blend, rrf
@@ -288,6 +288,7 @@ class Engine:
         t1 = time.perf_counter()
         timings["filter"] = (t1 - t0) * 1000
         language = detect_language(query)
+        foresee(terms_to_add(language, self.settings.query_lexicon), language)
         tokens = analyze(query, language)
         plan = understand(query, language, self.settings.query_lexicon, tokens)
         timings.update(plan.timings_ms)

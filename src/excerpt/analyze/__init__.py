@@ -16,7 +16,7 @@ from excerpt.analyze.korean import analyze_korean, analyze_korean_many
 from excerpt.analyze.language import detect_language
 
 __all__ = ["ANALYZER_VERSION", "LANGUAGES", "analyze", "analyze_many", "detect_language",
-           "expect"]
+           "expect", "foresee"]
 
 # Recorded by the store with every index: bump it whenever any text's tokens may change,
 # including on an upgrade of kiwipiepy, its model or PyStemmer.
@@ -49,6 +49,14 @@ def expect(texts: Sequence[str], language: str) -> None:
     one pass instead of one each (analyze/korean_kiwi.py). Tokens do not change."""
     if language == "ko" and texts:
         korean_kiwi.expect([_normalize(t) for t in texts])
+
+
+def foresee(texts: Sequence[str], language: str) -> None:
+    """Texts a process may analyse soon in ``language`` (the terms a query lexicon may add):
+    in Korean, made ready in the light Kiwi before its first analysis (analyze/korean_kiwi.py).
+    Tokens do not change."""
+    if language == "ko" and texts:
+        korean_kiwi.foresee([_normalize(t) for t in texts])
 
 
 def analyze_many(texts: Sequence[str]) -> list[list[str]]:

@@ -1,21 +1,23 @@
 """Loading Kiwi: the whole of it for batches, a lighter one for a few single texts.
 
-Kiwi spends about 1.2 s loading its model and dictionaries, and more than half of that on two
-dictionaries of proper nouns: the multi-word one (``multi.dict``: ~250,000 names with spaces
-inside, such as ``부트 캠프``) and the default one (``default.dict``: ~113,000 names and a few
-pre-analysed endings). An entry can only change the analysis of a text it could match. So a
-process that analyses a few single texts (a CLI search analyses its query and the terms it
-adds) gets a *light* Kiwi, built without those dictionaries, for the texts no entry of them
-could match (:func:`excerpt.analyze.kiwi_entries.could_match`, over-inclusive on purpose); a
-text one could match is analysed by the full Kiwi. Only texts without any entry are exact:
-a light Kiwi given the matching multi-word entries analysed 6 of 300 texts differently from
-the full one (tested on the regulations in ``tests/unit/analyze/test_korean_kiwi.py``).
+Kiwi spends about 2.5 s loading its model and dictionaries, most of it on two dictionaries of
+proper nouns: the multi-word one (``multi.dict``: ~250,000 names with spaces inside, such as
+``부트 캠프``) and the default one (``default.dict``: ~113,000 names, and a dozen
+pre-analysed endings). An entry can only change the analysis of a text it could match
+(:mod:`excerpt.analyze.kiwi_entries`). So a process that analyses a few single texts (a CLI
+search analyses its query and the terms it adds) gets a *light* Kiwi, built without either
+dictionary, for the texts no multi-word entry could match; the default entries that could
+match such a text are added to it first (all plain proper nouns: ``add_user_word``, before its
+first analysis if the texts come together, :func:`expect`; each later addition makes Kiwi
+rebuild ~0.4 s). A text a multi-word entry or a pre-analysed ending could match is analysed by
+the full Kiwi. A light Kiwi given matching *multi-word* entries analysed 6 of 300 texts
+differently from the full one; given the default ones, none of 6,000 regulation paragraphs
+(tested in ``tests/unit/analyze/test_korean_kiwi.py``).
 
 Batches (:func:`excerpt.analyze.korean.analyze_korean_many`: ingestion, the composer) load
 the full Kiwi; from then on every text uses it and the light one is dropped. The light Kiwi
 serves at most :data:`LIGHT_TEXTS` texts; after that the full Kiwi is loaded (a process
-analysing more is long-lived). :func:`expect` takes texts known to come together (a query's
-added terms) in one go.
+analysing more is long-lived).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from excerpt.analyze.kiwi_entries import could_match
+from excerpt.analyze.kiwi_entries import could_match, word_entries
 
 LIGHT_TEXTS = 16
 """Texts a process analyses with the light Kiwi before it loads the full one."""
@@ -35,6 +37,8 @@ _lock = threading.RLock()
 _full: Any = None
 _light: Any = None
 _light_texts: set[str] = set()
+_light_words: set[str] = set()  # the default entries added to the light Kiwi
+_foreseen: list[str] = []
 
 
 def kiwi() -> Any:
@@ -83,20 +87,47 @@ def expect(texts: Sequence[str]) -> None:
             _take(new)
 
 
+def foresee(texts: Sequence[str]) -> None:
+    """Texts a process may analyse soon (the terms a query lexicon may add): the default
+    entries they could match go into the light Kiwi when it is built, so that such a term,
+    analysed after the query, does not make it rebuild (~0.4 s). Nothing once either Kiwi
+    is built."""
+    with _lock:
+        if _full is None and _light is None:
+            _foreseen[:] = texts
+
+
 def _take(texts: Sequence[str]) -> bool:
-    """Make the light Kiwi serve ``texts`` (built if need be); False when an entry of the
-    dictionaries it lacks could match one of them (the caller holds the module's lock)."""
-    global _light
+    """Make the light Kiwi serve ``texts`` (built if need be, given the default entries they
+    could match); False when a multi-word entry or a pre-analysed one could match one of
+    them (the caller holds the module's lock)."""
+    global _light, _light_words
     if any(could_match(t) for t in texts):
         return False
+    words = [_plain_noun(line) for t in texts for line in word_entries(t)]
+    if None in words:
+        return False
     if _light is None:
-        _light = _build_light()
+        _light, _light_words = _build_light(), set()
+        words += [_plain_noun(line) for t in _foreseen for line in word_entries(t)]
+    for word in words:
+        if word is not None and word[0] not in _light_words:
+            _light.add_user_word(word[0], "NNP", word[1])
+            _light_words.add(word[0])
     _light_texts.update(texts)
     return True
+
+
+def _plain_noun(line: str) -> tuple[str, float] | None:
+    """(form, score) of a default dictionary line that adds a proper noun, else None."""
+    fields = line.split("\t")
+    if len(fields) == 3 and fields[1] == "NNP":
+        return fields[0], float(fields[2])
+    return None
 
 
 def _build_light() -> Any:
     """Kiwi without the dictionaries of :mod:`excerpt.analyze.kiwi_entries`."""
     from kiwipiepy import Kiwi
 
-    return Kiwi(model_type=_MODEL_TYPE, load_multi_dict=False)
+    return Kiwi(model_type=_MODEL_TYPE, load_multi_dict=False, load_default_dict=False)

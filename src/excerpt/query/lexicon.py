@@ -49,6 +49,14 @@ class Lexicon:
     conjunctions: tuple[str, ...] = ()
     plain_words: tuple[PlainRule, ...] = ()
 
+    def added_terms(self) -> list[str]:
+        """Every term the lexicon may add to a query (expansions and plain-word terms)."""
+        terms = [t for c in self.categories for t in c.expansions]
+        terms += [t for values in self.synonyms.values() for t in values]
+        terms += [*self.hypernyms.values(), *self.procedure_terms]
+        terms += [t for rule in self.plain_words for t in rule.terms]
+        return list(dict.fromkeys(terms))
+
     def hypernym_chain(self, term: str, limit: int = 8) -> list[str]:
         """Parents of ``term``, nearest first (a cycle in the file stops the walk)."""
         chain: list[str] = []

@@ -57,6 +57,13 @@ def _expander(lexicon_path: str) -> MultiStageExpander:
     return MultiStageExpander(EntityRecognizer(load_lexicon(lexicon_path or None)))
 
 
+def terms_to_add(language: str, lexicon_path: str = "") -> list[str]:
+    """Every term :func:`understand` may add to a query in ``language`` (none when the
+    lexicon is for another language)."""
+    lexicon = _expander(lexicon_path).lexicon
+    return [] if lexicon.language and lexicon.language != language else lexicon.added_terms()
+
+
 def understand(query: str, language: str, lexicon_path: str = "",
                tokens: Sequence[str] | None = None) -> QueryPlan:
     """Entities, expansion and adaptive k when the lexicon is for ``language``; else nothing.

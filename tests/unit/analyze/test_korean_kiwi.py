@@ -1,9 +1,11 @@
-"""The light Kiwi (issue 20, item 4: cold start): without the multi-word dictionary, it
-analyses exactly as the full Kiwi does every text no entry of that dictionary could match, on
-the regulations and on texts made of the default dictionary's proper nouns; texts an entry
-could match (plain entries, pre-analysed ones, a noun contracted with a particle, Latin letters
-in another case) go to the full Kiwi; and a process switches to the full Kiwi as the module
-says, looking a query's added terms up in one pass."""
+"""The light Kiwi (issue 20, item 4: cold start): built without the multi-word and default
+dictionaries and given the default entries a text could match, it analyses exactly as the
+full Kiwi does every text no multi-word or pre-analysed entry could match, on the regulations
+and on texts made of the default dictionary's proper nouns; texts such an entry could match
+(plain entries, pre-analysed ones, a noun contracted with a particle, Latin letters in another
+case) go to the full Kiwi; and a process switches to the full Kiwi as the module says, looking
+a query's added terms up together, and the lexicon's terms foreseen before the first
+analysis."""
 
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ from typing import Any
 import pytest
 
 from excerpt.analyze import korean
-from excerpt.analyze.kiwi_entries import could_match, entries
-from excerpt.analyze.korean_kiwi import _build_light, kiwi
+from excerpt.analyze.kiwi_entries import could_match, entries, word_entries
+from excerpt.analyze.korean_kiwi import _build_light, _plain_noun, kiwi
 
 HITS = [
     "첨단산업인재양성부트캠프반도체사업단규정 제3조",  # 부트 캠프, written without the space
@@ -52,6 +54,22 @@ def test_entries_that_could_match_are_found_with_or_without_spaces_and_contracte
     assert not any(could_match(t) for t in ("학생 징계 절차", "", "!!! ...", LATIN))
 
 
+def light_given(texts: list[str]) -> tuple[Any, list[str]]:
+    """A light Kiwi given the default entries ``texts`` could match, and the texts it may
+    serve (no multi-word entry and no pre-analysed one could match them), as the module
+    builds it for a process that analyses them."""
+    light, served = _build_light(), []
+    for text in texts:
+        words = [_plain_noun(line) for line in word_entries(text)]
+        if could_match(text) or None in words:
+            continue
+        served.append(text)
+        for word in words:
+            if word is not None:
+                light.add_user_word(word[0], "NNP", word[1])
+    return light, served
+
+
 @pytest.mark.slow
 def test_the_regulations_analyse_alike_with_the_light_kiwi(
         shared_data: Callable[..., Path]) -> None:
@@ -59,34 +77,40 @@ def test_the_regulations_analyse_alike_with_the_light_kiwi(
         encoding="utf-8")
     paragraphs = [p for p in unicodedata.normalize("NFKC", text).split("\n") if p.strip()]
     sample = paragraphs[:4000] + paragraphs[-2000:]
-    full, light = kiwi(), _build_light()
-    differ = [p for p in sample if tokens(light, p) != tokens(full, p)]
-    assert differ  # 부트캠프, 데이터사이언스 …: the dictionary matters
-    # and only where one of its entries could match: those texts go to the full Kiwi
-    assert all(could_match(p) for p in differ)
+    full, bare = kiwi(), _build_light()
+    differ = [p for p in sample if tokens(bare, p) != tokens(full, p)]
+    assert len(differ) > 100  # 부트캠프, 징계처분 …: the dictionaries matter
+    # and only where one of their entries could match
+    assert all(could_match(p) or word_entries(p) for p in differ)
     assert all(could_match(p) for p in sample[:300] if entries(p))  # the index finds as many
-    assert all(tokens(light, t) != tokens(full, t) for t in HITS[:1])
-    assert entries(LATIN) == [] and tokens(light, LATIN) == tokens(full, LATIN)
+    served = 0
+    for start in range(0, len(sample), 1500):  # one light Kiwi per 1,500 paragraphs
+        light, texts = light_given(sample[start:start + 1500])
+        assert [t for t in texts if tokens(light, t) != tokens(full, t)] == []
+        served += len(texts)
+    assert served > 2500  # most paragraphs were served, many with entries added
+    assert tokens(bare, "징계처분") != tokens(full, "징계처분")
 
 
 @pytest.mark.slow
 def test_texts_made_of_default_entries_analyse_alike() -> None:
-    """Three random proper nouns of Kiwi's default dictionary in a sentence, 120 texts that
-    no multi-word entry could match."""
+    """Three random proper nouns of Kiwi's default dictionary in a sentence, 300 texts: one
+    light Kiwi given the entries of all of them analyses each as the full Kiwi does."""
     import kiwipiepy_model  # type: ignore[import-untyped]
 
     dictionary = Path(kiwipiepy_model.get_model_path()) / "default.dict"
     forms = [line.split("\t")[0] for line in dictionary.read_text("utf-8").split("\n")
              if "\tNNP" in line and not line.startswith("#")]
     rng = random.Random(7)
-    texts: list[str] = []
-    while len(texts) < 120:
+    texts = []
+    for _ in range(300):
         a, b, c = rng.choice(forms), rng.choice(forms), rng.choice(forms)
-        text = unicodedata.normalize("NFKC", f"{a}에 관한 규정 제3조와 {b}의 학생은 {c}를 했잖아")
-        if not could_match(text):
-            texts.append(text)
-    full, light = kiwi(), _build_light()
-    assert [t for t in texts if tokens(light, t) != tokens(full, t)] == []
+        text = f"{a}에 관한 규정 제3조와 {b}의 학생은 {c}를 했다"
+        texts.append(unicodedata.normalize("NFKC", text))
+    light, served = light_given(texts)
+    assert len(served) > 250
+    full = kiwi()
+    assert [t for t in served if tokens(light, t) != tokens(full, t)] == []
 
 
 PROCESS = """
@@ -108,6 +132,16 @@ for n in range(k.LIGHT_TEXTS):
 seen["after_many"] = k._full is not None  # a long-lived process: the full Kiwi
 print(json.dumps(seen, ensure_ascii=False))
 """
+FORESEE = """
+import json
+from excerpt.analyze import analyze, foresee, korean_kiwi as k
+foresee(["신청서", "학위수여식"], "ko")  # entries 청서, 위수여 …: added before the first analysis
+analyze("학생 징계 절차")
+words = sorted(k._light_words)
+analyze("신청서")
+print(json.dumps([words, sorted(k._light_words) == words, k._full is None],
+                 ensure_ascii=False))
+"""
 BATCH = """
 import json
 from excerpt.analyze import analyze, analyze_many, korean_kiwi as k
@@ -116,9 +150,9 @@ analyze_many(["교원인사규정 제3조", "부트캠프 학생 징계 절차"]
 print(json.dumps([k._full is not None, k._light is None, k.kiwi_for("x") is k._full]))
 """
 MULTI = """
-import json
+import json, sys
 from excerpt.analyze import analyze, korean_kiwi as k
-tokens = analyze("부트캠프 학생 징계 절차")  # 부트 캠프 could match: the full Kiwi
+tokens = analyze(sys.argv[1])
 print(json.dumps([k._full is not None, k._light is None, tokens], ensure_ascii=False))
 """
 
@@ -136,5 +170,12 @@ def test_a_process_uses_the_light_kiwi_for_a_few_texts_then_the_full_one() -> No
     assert seen["after_terms"] == [True, True]
     assert seen["after_many"] is True
     assert (seen["query"], seen["terms"]) == (full["query"], full["terms"])
+    words, unchanged, light = run(FORESEE)
+    assert {"청서", "위수여"} <= set(words) and unchanged and light  # no addition, no rebuild
     assert run(BATCH) == [True, True, True]  # a batch loads the full Kiwi; the light one goes
-    assert run(MULTI) == [True, True, ["부트 캠프", "학생", "징계", "절차"]]
+    # 부트 캠프 (multi-word) or 잖 (pre-analysed) could match: the full Kiwi
+    bootcamp = ["부트 캠프", "학생", "징계", "절차"]
+    assert run(MULTI, "부트캠프 학생 징계 절차") == [True, True, bootcamp]
+    assert run(MULTI, "징계 절차를 밟았잖아")[:2] == [True, True]
+    # a default entry (징계처분) could match: the light Kiwi, given it (the full one's tokens)
+    assert run(MULTI, "학생 징계처분 절차") == [False, False, ["학생", "징계", "처분", "절차"]]

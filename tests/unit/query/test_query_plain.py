@@ -188,3 +188,19 @@ def test_the_seeds_expansion_limits_hold_beside_the_plain_terms() -> None:
     assert len(plan.expansion.final_expanded.split()) <= 10
     assert not set(plan.plain) & set(plan.expansion.final_expanded.split()[len(query.split()):])
     assert plan.expanded_terms[:2] == plan.plain
+
+
+def test_every_term_a_query_gets_is_among_those_foreseen() -> None:
+    """The terms the light Kiwi is made ready for (analyze.foresee, issue 20 cold start) are
+    all those understand() may add: checked on every question of the bench and the table."""
+    import yaml
+
+    from excerpt.query.understand import terms_to_add
+
+    bench = Path(__file__).resolve().parents[3] / "bench" / "qa" / "regulations.yaml"
+    asked = [q["question"] for q in yaml.safe_load(bench.read_text("utf-8"))["questions"]]
+    asked += [query for query, _ in EVERY_RULE]
+    foreseen = set(terms_to_add("ko"))
+    added = [t for q in asked for t in understand(q, "ko").expanded_terms]
+    assert len(added) > 40 and set(added) <= foreseen
+    assert terms_to_add("en") == []  # the packaged lexicon is Korean
