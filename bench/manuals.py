@@ -2,7 +2,7 @@
 >= 80% on our own questions over real manuals)?
 
 Run:  .venv/bin/python bench/manuals.py [--modes bm25,hybrid] [--json bench/out/manuals.json]
-      [--misses tune|heldout|all]
+      [--misses tune|heldout|all] [--embedder auto|minilm|e5] [--home DIR]
 
 Reads bench/qa/manuals.yaml: its ``manuals`` (Debian packages that ship PDF and HTML manuals
 under /usr/share, with their paths) and its questions (facts, tune/heldout split). Each manual is
@@ -229,21 +229,22 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_mode(home: Path, mode: SearchMode, manuals: Sequence[Manual], questions: list[Question],
-             fmt: str, k: int) -> dict[str, Any]:
+             fmt: str, k: int, embedder: str = "auto") -> dict[str, Any]:
     engine = Engine(home)
     try:
-        embedder = "none" if mode == "bm25" else "auto"
+        embedder = "none" if mode == "bm25" else embedder
         ingested = ingest(engine, manuals, fmt, embedder)
         pdfs = {m.name: m.files for m in manuals if m.fmt == "pdf"}
         rows = judge(engine, questions, mode, k, pdfs)
     finally:
         engine.close()
-    return {"mode": mode, "ingest": ingested, "summary": summary(rows), "questions": rows}
+    return {"mode": mode, "embedder": embedder, "ingest": ingested, "summary": summary(rows),
+            "questions": rows}
 
 
 def print_mode(result: dict[str, Any], k: int, misses: str = "tune") -> None:
     mode, s = result["mode"], result["summary"]
-    print(f"\n## {mode}\n")
+    print(f"\n## {mode}" + ("" if mode == "bm25" else f" ({result['embedder']})") + "\n")
     print("| manual | reader | files | pages | nodes | ingest s | pages/s |")
     print("|---|---|---|---|---|---|---|")
     for name, r in result["ingest"].items():
@@ -276,6 +277,8 @@ def main() -> int:
     parser.add_argument("--modes", default="bm25,hybrid")
     parser.add_argument("--format", default="auto", help="the ingest format (default auto)")
     parser.add_argument("-k", type=int, default=5)
+    parser.add_argument("--embedder", default="auto",
+                        help="the embedder of the semantic and hybrid modes (default auto)")
     parser.add_argument("--home", type=Path, help="keep the homes here (default: a temporary "
                         "folder, removed)")
     parser.add_argument("--json", type=Path)
@@ -294,8 +297,8 @@ def main() -> int:
     questions = [q for q in load_qa(args.qa).questions if q.answerable and q.corpus in names]
     root = args.home or Path(tempfile.mkdtemp(prefix="excerpt-manuals-"))
     try:
-        results = [run_mode(root / mode, mode, present, questions, args.format, args.k)
-                   for mode in args.modes.split(",")]
+        results = [run_mode(root / mode, mode, present, questions, args.format, args.k,
+                            args.embedder) for mode in args.modes.split(",")]
     finally:
         if args.home is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -1,6 +1,7 @@
 """PDF reading and BM25-only ingestion time (issue 19 target: a 300-page PDF in under 30 s).
 
 Run:  .venv/bin/python bench/pdf_ingest.py [--pdf PATH] [--pages 300] [--pdfminer 30]
+                                          [--embedder minilm]
 
 Without --pdf it writes a 300-page book with reportlab (tests/pdfs.write_book: a running header
 and footer on every page, chapter and section headings, 44 lines of 10-point text a page, every
@@ -10,6 +11,9 @@ header or footer: the read row says how many do). It times excerpt's reader alon
 ``Engine.ingest`` with ``--format pdf --embedder none`` into a fresh store. ``--pdfminer N``
 also times pdfminer.six's layout analysis (``extract_pages`` with default LAParams, nothing
 after it) on the first N pages, the engine not chosen: the measured reason for PDFium.
+``--embedder NAME`` also ingests with that embedder into a fresh store (no cached vectors) and
+then runs the embedder alone on the same node texts, batches of 32 one after the other: the
+issue's "with embeddings at the embedder's speed".
 """
 
 from __future__ import annotations
@@ -43,14 +47,37 @@ def timed_read(pdf: Path) -> dict[str, Any]:
             "ms_per_page": round(1000 * wall / pages, 1)}
 
 
-def timed_ingest(pdf: Path, home: Path) -> dict[str, Any]:
+def timed_ingest(pdf: Path, home: Path, embedder: str = "none") -> dict[str, Any]:
     engine = Engine(home)
     wall, cpu = time.perf_counter(), time.process_time()
-    result = engine.ingest([pdf], collection="bench", fmt="pdf", embedder="none", source="pdf")
+    result = engine.ingest([pdf], collection="bench", fmt="pdf", embedder=embedder, source="pdf")
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     engine.close()
-    return {"run": "ingest bm25 only", "nodes": result.nodes, "seconds": round(wall, 2),
-            "cpu_seconds": round(cpu, 2)}
+    label = "ingest bm25 only" if embedder == "none" else f"ingest with {embedder}"
+    return {"run": label, "nodes": result.nodes, "seconds": round(wall, 2),
+            "cpu_seconds": round(cpu, 2), "nodes_per_s": round(result.nodes / wall, 1)}
+
+
+def timed_embedding(pdf: Path, home: Path, embedder: str) -> dict[str, Any]:
+    """The embedder alone on the texts the ingest in ``home`` embedded, in batches of 32 one
+    after the other in this process (no cache): what "at the embedder's speed" compares to."""
+    from excerpt.embed.registry import new_embedder
+
+    engine = Engine(home)
+    try:
+        store = engine.store
+        sid = store.latest_snapshots("bench")[0].snapshot_id
+        texts = [n.text for n in store.nodes_by_ordinal(sid, list(range(store.segment(sid).size)))]
+    finally:
+        engine.close()
+    model = new_embedder(embedder, workers=2)
+    model.embed_documents(texts[:4])  # the model's load is not the embedding's speed
+    wall, cpu = time.perf_counter(), time.process_time()
+    for start in range(0, len(texts), 32):
+        model.embed_documents(texts[start:start + 32])
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"run": f"{embedder} alone", "nodes": len(texts), "seconds": round(wall, 2),
+            "cpu_seconds": round(cpu, 2), "nodes_per_s": round(len(texts) / wall, 1)}
 
 
 def timed_pdfminer(pdf: Path, pages: int) -> dict[str, Any]:
@@ -69,6 +96,8 @@ def main() -> int:
     parser.add_argument("--pdf", type=Path, default=None, help="a PDF to time (default: build)")
     parser.add_argument("--pages", type=int, default=300, help="pages of the built book")
     parser.add_argument("--pdfminer", type=int, default=0, help="also time pdfminer on N pages")
+    parser.add_argument("--embedder", default="none",
+                        help="also ingest with this embedder and time it alone (e.g. minilm)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="excerpt-pdf-bench-"))
@@ -83,6 +112,9 @@ def main() -> int:
             print(f"{pdf} not found", file=sys.stderr)
             return 1
         rows = [timed_read(pdf), timed_ingest(pdf, tmp / "home")]
+        if args.embedder != "none":
+            rows.append(timed_ingest(pdf, tmp / "embedded", args.embedder))
+            rows.append(timed_embedding(pdf, tmp / "embedded", args.embedder))
         if args.pdfminer:
             rows.append(timed_pdfminer(pdf, args.pdfminer))
     finally:
