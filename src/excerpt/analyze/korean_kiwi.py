@@ -7,12 +7,14 @@ pre-analysed endings). An entry can only change the analysis of a text it could 
 (:mod:`excerpt.analyze.kiwi_entries`). So a process that analyses a few single texts (a CLI
 search analyses its query and the terms it adds) gets a *light* Kiwi, built without either
 dictionary, for the texts no multi-word entry could match; the default entries that could
-match such a text are added to it first (all plain proper nouns: ``add_user_word``, before its
-first analysis if the texts come together, :func:`expect`; each later addition makes Kiwi
-rebuild ~0.4 s). A text a multi-word entry or a pre-analysed ending could match is analysed by
-the full Kiwi. A light Kiwi given matching *multi-word* entries analysed 6 of 300 texts
-differently from the full one; given the default ones, none of 6,000 regulation paragraphs
-(tested in ``tests/unit/analyze/test_korean_kiwi.py``).
+match such a text are added to it before its first analysis (all plain proper nouns:
+``add_user_word``), with those of the terms the query lexicon may add (:func:`foresee`). Once
+it has served a text it never changes (an addition would make Kiwi rebuild, ~0.4 s, under a
+thread that may be analysing with it): a later text needing another entry, or one a
+multi-word entry or a pre-analysed ending could match, is analysed by the full Kiwi. A light
+Kiwi given matching *multi-word* entries analysed 6 of 300 texts differently from the full
+one; given the default ones, none of 6,000 regulation paragraphs (tested in
+``tests/unit/analyze/test_korean_kiwi.py``).
 
 Batches (:func:`excerpt.analyze.korean.analyze_korean_many`: ingestion, the composer) load
 the full Kiwi; from then on every text uses it and the light one is dropped. The light Kiwi
@@ -38,6 +40,7 @@ _full: Any = None
 _light: Any = None
 _light_texts: set[str] = set()
 _light_words: set[str] = set()  # the default entries added to the light Kiwi
+_light_used = False  # once it has served a text, the light Kiwi is never changed
 _foreseen: list[str] = []
 
 
@@ -66,10 +69,11 @@ def kiwi_for(text: str) -> Any:
     lacks could match, else the full one."""
     if _full is not None:
         return _full
+    global _light_used
     with _lock:
-        if _full is None and _light is not None and text in _light_texts:
-            return _light
-        if _full is None and len(_light_texts) < LIGHT_TEXTS and _take([text]):
+        if _full is None and (text in _light_texts or (
+                len(_light_texts) < LIGHT_TEXTS and _take([text]))):
+            _light_used = True
             return _light
         return _load_full()
 
@@ -101,19 +105,21 @@ def _take(texts: Sequence[str]) -> bool:
     """Make the light Kiwi serve ``texts`` (built if need be, given the default entries they
     could match); False when a multi-word entry or a pre-analysed one could match one of
     them (the caller holds the module's lock)."""
-    global _light, _light_words
+    global _light, _light_words, _light_used
     if any(could_match(t) for t in texts):
         return False
     words = [_plain_noun(line) for t in texts for line in word_entries(t)]
     if None in words:
         return False
     if _light is None:
-        _light, _light_words = _build_light(), set()
+        _light, _light_words, _light_used = _build_light(), set(), False
         words += [_plain_noun(line) for t in _foreseen for line in word_entries(t)]
-    for word in words:
-        if word is not None and word[0] not in _light_words:
-            _light.add_user_word(word[0], "NNP", word[1])
-            _light_words.add(word[0])
+    new = [w for w in dict.fromkeys(words) if w is not None and w[0] not in _light_words]
+    if new and _light_used:
+        return False  # Kiwi would rebuild while another thread may be analysing with it
+    for form, score in new:
+        _light.add_user_word(form, "NNP", score)
+        _light_words.add(form)
     _light_texts.update(texts)
     return True
 

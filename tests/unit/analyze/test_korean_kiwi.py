@@ -115,10 +115,11 @@ def test_texts_made_of_default_entries_analyse_alike() -> None:
 
 PROCESS = """
 import json, sys
-from excerpt.analyze import analyze, expect, korean_kiwi as k
+from excerpt.analyze import analyze, expect, foresee, korean_kiwi as k
 if sys.argv[1] == "full":
     k.kiwi()
 TERMS = ["징계 처분", "신청서", "해양초등학교"]
+foresee(TERMS, "ko")  # as the engine does with the lexicon's terms
 seen = {}
 seen["query"] = analyze("오므라이스 학생 징계 절차")
 seen["after_one"] = [k._full is None, k._light is not None, sorted(k._light_texts)]
@@ -131,6 +132,13 @@ for n in range(k.LIGHT_TEXTS):
     analyze(f"학생 {n}번")
 seen["after_many"] = k._full is not None  # a long-lived process: the full Kiwi
 print(json.dumps(seen, ensure_ascii=False))
+"""
+UNFORESEEN = """
+import json
+from excerpt.analyze import analyze, korean_kiwi as k
+analyze("학생 징계 절차")
+tokens = analyze("신청서")  # needs the entry 청서: the light Kiwi, used, is not changed
+print(json.dumps([k._full is not None, "청서" in k._light_words, tokens], ensure_ascii=False))
 """
 FORESEE = """
 import json
@@ -172,6 +180,7 @@ def test_a_process_uses_the_light_kiwi_for_a_few_texts_then_the_full_one() -> No
     assert (seen["query"], seen["terms"]) == (full["query"], full["terms"])
     words, unchanged, light = run(FORESEE)
     assert {"청서", "위수여"} <= set(words) and unchanged and light  # no addition, no rebuild
+    assert run(UNFORESEEN) == [True, False, full["terms"][1]]
     assert run(BATCH) == [True, True, True]  # a batch loads the full Kiwi; the light one goes
     # 부트 캠프 (multi-word) or 잖 (pre-analysed) could match: the full Kiwi
     bootcamp = ["부트 캠프", "학생", "징계", "절차"]
