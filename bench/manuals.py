@@ -3,6 +3,7 @@
 
 Run:  .venv/bin/python bench/manuals.py [--modes bm25,hybrid] [--json bench/out/manuals.json]
       [--misses tune|heldout|all] [--embedder auto|minilm|e5] [--home DIR]
+      [--settings FILE]
 
 Reads bench/qa/manuals.yaml: its ``manuals`` (Debian packages that ship PDF and HTML manuals
 under /usr/share, with their paths) and its questions (facts, tune/heldout split). Each manual is
@@ -48,6 +49,7 @@ from excerpt.evaluate.qa import Question, load_qa
 from excerpt.evaluate.qa_metrics import missing_facts
 from excerpt.evaluate.scenarios import read_data
 from excerpt.ingest.detect import detect_format
+from excerpt.settings import load_settings
 from excerpt.types import Filters, Node, SearchMode
 
 QA_FILE = Path(__file__).resolve().parent / "qa" / "manuals.yaml"
@@ -229,8 +231,9 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_mode(home: Path, mode: SearchMode, manuals: Sequence[Manual], questions: list[Question],
-             fmt: str, k: int, embedder: str = "auto") -> dict[str, Any]:
-    engine = Engine(home)
+             fmt: str, k: int, embedder: str = "auto", settings: Path | None = None
+             ) -> dict[str, Any]:
+    engine = Engine(home, load_settings(settings) if settings else None)
     try:
         embedder = "none" if mode == "bm25" else embedder
         ingested = ingest(engine, manuals, fmt, embedder)
@@ -281,6 +284,7 @@ def main() -> int:
                         help="the embedder of the semantic and hybrid modes (default auto)")
     parser.add_argument("--home", type=Path, help="keep the homes here (default: a temporary "
                         "folder, removed)")
+    parser.add_argument("--settings", type=Path, help="a settings file for the engine")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--misses", choices=("tune", "heldout", "all"), default="tune",
                         help="whose missed questions to list (default tune)")
@@ -298,7 +302,7 @@ def main() -> int:
     root = args.home or Path(tempfile.mkdtemp(prefix="excerpt-manuals-"))
     try:
         results = [run_mode(root / mode, mode, present, questions, args.format, args.k,
-                            args.embedder) for mode in args.modes.split(",")]
+                            args.embedder, args.settings) for mode in args.modes.split(",")]
     finally:
         if args.home is None:
             shutil.rmtree(root, ignore_errors=True)

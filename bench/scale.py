@@ -11,7 +11,8 @@ included for hybrid.  Reported: build seconds, segment bytes, search p50/p95, re
 BM25 is measured twice on the same segment in one process, ``--repeat`` times alternating:
 exhaustive (every match scored) and with block-max pruning (retrieve/pruning.py), and the two
 rankings are checked equal (ids and scores) on every query; medians over repeats are reported.
-``--modes bm25`` skips hybrid.
+``--modes bm25`` skips hybrid; ``semantic`` adds the dense leg alone (each mode's row has
+its wall and CPU latency).
 
 ``--sources S`` splits the nodes into S snapshots of one collection (10M as 10 x 1M: one
 segment each, published one after the other as separate imports are); ``--vectors scifact``
@@ -127,19 +128,22 @@ def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
     filters, who = Filters(collection="scale"), Principal(frozenset({"team"}))
     engine.search(queries[0], filters, who, mode, 10)  # type: ignore[arg-type]  # warm-up
     lat: list[float] = []
+    cpu: list[float] = []
     stages: dict[str, list[float]] = {}
     rankings = []
     for q in queries:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         result = engine.search(q, filters, who, mode, 10)  # type: ignore[arg-type]
         lat.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
         rankings.append(result.ranking)
         for stage, ms in result.timings_ms.items():
             stages.setdefault(stage, []).append(ms)
     rss = psutil.Process().memory_info().rss
     anon, mapped = status_mb("RssAnon"), status_mb("RssFile")
     engine.close()
-    return {"latency_ms": latency_summary(lat), "rss_mb": rss / 2**20, "peak_rss_mb": _peak_mb(),
+    return {"latency_ms": latency_summary(lat), "cpu_ms": latency_summary(cpu),
+            "rss_mb": rss / 2**20, "peak_rss_mb": _peak_mb(),
             "rss_anon_mb": anon, "rss_file_mb": mapped,
             "stage_p50_ms": {k: round(float(np.median(v)), 2) for k, v in stages.items()},
             "rankings": rankings}
@@ -179,7 +183,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("bench/out/scale"))
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--repeat", type=int, default=3, help="BM25 runs per variant")
-    parser.add_argument("--modes", default="bm25,hybrid")
+    parser.add_argument("--modes", default="bm25,hybrid", help="of bm25, hybrid, semantic")
     parser.add_argument("--sources", type=int, default=1,
                         help="split the nodes into this many snapshots (segments)")
     parser.add_argument("--vectors", choices=("random", "scifact", "none"), default="random",
@@ -202,9 +206,10 @@ def main() -> int:
         modes = args.modes.split(",")
         if "bm25" in modes:
             row.update(measure_bm25(home, queries, args.repeat))
-        if "hybrid" in modes:
-            row["hybrid"] = measure(home, queries, "hybrid")
-            del row["hybrid"]["rankings"]
+        for mode in ("hybrid", "semantic"):
+            if mode in modes:
+                row[mode] = measure(home, queries, mode)
+                del row[mode]["rankings"]
         print(json.dumps(row), flush=True)
         rows.append(row)
     if args.json:
