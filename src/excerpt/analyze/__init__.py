@@ -55,7 +55,7 @@ def foresee(texts: Sequence[str], language: str) -> None:
     """Texts a process may analyse soon in ``language`` (the terms a query lexicon may add):
     in Korean, made ready in the light Kiwi before its first analysis (analyze/korean_kiwi.py).
     Tokens do not change."""
-    if language == "ko" and texts:
+    if language == "ko" and texts and korean_kiwi.unbuilt():
         korean_kiwi.foresee([_normalize(t) for t in texts])
 
 

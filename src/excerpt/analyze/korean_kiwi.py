@@ -91,6 +91,11 @@ def expect(texts: Sequence[str]) -> None:
             _take(new)
 
 
+def unbuilt() -> bool:
+    """Whether neither Kiwi is built yet (what :func:`foresee` can still prepare)."""
+    return _full is None and _light is None
+
+
 def foresee(texts: Sequence[str]) -> None:
     """Texts a process may analyse soon (the terms a query lexicon may add): the default
     entries they could match go into the light Kiwi when it is built, so that such a term,

@@ -57,11 +57,14 @@ def _expander(lexicon_path: str) -> MultiStageExpander:
     return MultiStageExpander(EntityRecognizer(load_lexicon(lexicon_path or None)))
 
 
-def terms_to_add(language: str, lexicon_path: str = "") -> list[str]:
+@lru_cache(maxsize=8)
+def terms_to_add(language: str, lexicon_path: str = "") -> tuple[str, ...]:
     """Every term :func:`understand` may add to a query in ``language`` (none when the
     lexicon is for another language)."""
     lexicon = _expander(lexicon_path).lexicon
-    return [] if lexicon.language and lexicon.language != language else lexicon.added_terms()
+    if lexicon.language and lexicon.language != language:
+        return ()
+    return tuple(lexicon.added_terms())
 
 
 def understand(query: str, language: str, lexicon_path: str = "",
