@@ -32,6 +32,7 @@ NOT_FOR_SEARCH = (
     "excerpt.cli.ask_cmd",
     "rich.progress",
     "rich.console",
+    "psutil",
 )
 
 PROBE = """
