@@ -155,16 +155,16 @@ def _build() -> _Index:
     multi = {key(line.split("\t", 1)[0]) for line in _read(MULTI).split("\n")
              if line and not line.startswith("#")} - {""}
     keyed: list[tuple[int, int]] = []  # (hash of the key, offset of the line)
-    lines, offset = _read(DEFAULT), 0
-    for line in lines.split("\n"):
+    offset, longest = 0, 0
+    for line in _read(DEFAULT).split("\n"):
         if line and not line.startswith("#") and (k := key(line.split("\t", 1)[0])):
             keyed.append((_hash(k), offset))
+            longest = max(longest, len(k))
         offset += len(line) + 1
     keyed.sort()
     hashes = np.array([h for h, _ in keyed], dtype=np.uint64)
     default, starts = np.unique(hashes, return_index=True)
     ends = np.append(starts[1:], len(hashes)).astype(np.uint64)
-    longest = max(len(key(_line(lines, o).split("\t", 1)[0])) for _, o in keyed)
     return _Index(max(map(len, multi)), np.unique(np.fromiter(map(_hash, multi), np.uint64)),
                   longest, default, ends, np.array([o for _, o in keyed], dtype=np.uint64))
 
