@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from excerpt.analyze import analyze, detect_language, expect, foresee
+from excerpt.analyze import analyze, detect_language, foresee
 from excerpt.catalogue import Catalogue
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError, NotFoundError, StoreError
@@ -292,7 +292,6 @@ class Engine:
         tokens = analyze(query, language)
         plan = understand(query, language, self.settings.query_lexicon, tokens)
         timings.update(plan.timings_ms)
-        expect(plan.expanded_terms, language)  # analysed below, one by one
         weights = plan.weights(tokens, lambda t: analyze(t, language),
                                self.settings.expansion_weight)
         top, k_reason = self._top_k(k, plan.top_k)

@@ -16,7 +16,7 @@ from excerpt.analyze.korean import analyze_korean, analyze_korean_many
 from excerpt.analyze.language import detect_language
 
 __all__ = ["ANALYZER_VERSION", "LANGUAGES", "analyze", "analyze_many", "detect_language",
-           "expect", "foresee"]
+           "foresee"]
 
 # Recorded by the store with every index: bump it whenever any text's tokens may change,
 # including on an upgrade of kiwipiepy, its model or PyStemmer.
@@ -41,14 +41,6 @@ def analyze(text: str, language: str | None = None) -> list[str]:
     if language == "en":
         return analyze_english(text)
     raise ValueError(f"unknown language {language!r}; expected one of {LANGUAGES}")
-
-
-def expect(texts: Sequence[str], language: str) -> None:
-    """Texts about to be analysed one by one in ``language`` (a query's added terms): in
-    Korean, a process that has not loaded all of Kiwi looks their dictionary entries up in
-    one pass instead of one each (analyze/korean_kiwi.py). Tokens do not change."""
-    if language == "ko" and texts:
-        korean_kiwi.expect([_normalize(t) for t in texts])
 
 
 def foresee(texts: Sequence[str], language: str) -> None:

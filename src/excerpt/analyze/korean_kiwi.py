@@ -72,23 +72,10 @@ def kiwi_for(text: str) -> Any:
     global _light_used
     with _lock:
         if _full is None and (text in _light_texts or (
-                len(_light_texts) < LIGHT_TEXTS and _take([text]))):
+                len(_light_texts) < LIGHT_TEXTS and _take(text))):
             _light_used = True
             return _light
         return _load_full()
-
-
-def expect(texts: Sequence[str]) -> None:
-    """Texts about to be analysed one by one (a query's added terms): looked up together,
-    so that :func:`kiwi_for` finds them ready. Nothing when the full Kiwi is loaded, the
-    light one would serve too many texts or an entry could match one of them (the full Kiwi
-    is then loaded when that one is analysed)."""
-    if _full is not None:
-        return
-    with _lock:
-        new = [t for t in dict.fromkeys(texts) if t not in _light_texts]
-        if new and _full is None and len(_light_texts) + len(new) <= LIGHT_TEXTS:
-            _take(new)
 
 
 def unbuilt() -> bool:
@@ -106,14 +93,14 @@ def foresee(texts: Sequence[str]) -> None:
             _foreseen[:] = texts
 
 
-def _take(texts: Sequence[str]) -> bool:
-    """Make the light Kiwi serve ``texts`` (built if need be, given the default entries they
-    could match); False when a multi-word entry or a pre-analysed one could match one of
-    them (the caller holds the module's lock)."""
+def _take(text: str) -> bool:
+    """Make the light Kiwi serve ``text`` (built if need be, given the default entries it
+    could match); False when a multi-word entry or a pre-analysed one could match it (the
+    caller holds the module's lock)."""
     global _light, _light_words, _light_used
-    if any(could_match(t) for t in texts):
+    if could_match(text):
         return False
-    words = [_plain_noun(line) for t in texts for line in word_entries(t)]
+    words = [_plain_noun(line) for line in word_entries(text)]
     if None in words:
         return False
     if _light is None:
@@ -125,7 +112,7 @@ def _take(texts: Sequence[str]) -> bool:
     for form, score in new:
         _light.add_user_word(form, "NNP", score)
         _light_words.add(form)
-    _light_texts.update(texts)
+    _light_texts.add(text)
     return True
 
 
