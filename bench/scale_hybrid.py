@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -47,8 +48,6 @@ from excerpt.embed.minilm import MODEL_NAME
 from excerpt.engine import Engine
 from excerpt.evaluate.metrics import latency_summary
 from excerpt.settings import Settings
-from excerpt.store import ann
-from excerpt.store.ann import AnnConfig
 from excerpt.types import Filters, Principal
 from scale import status_mb
 
@@ -205,9 +204,10 @@ def compare_nprobe(home: Path, limit: int, probes: list[int]) -> dict[str, Any]:
         engine.search(q, filters, who, "semantic", 10, fetch=False)
     lat: dict[str, list[float]] = {}
     got: dict[str, list[list[str]]] = {}
+    base = engine.access.ann  # type: ignore[attr-defined]  # the settings' (segments only)
     for q in queries:
         for probe in probes:
-            ann.DEFAULT = AnnConfig(nprobe=probe)
+            engine.access.ann = replace(base, nprobe=probe)  # type: ignore[attr-defined]
             for mode in ("semantic", "hybrid"):
                 t = time.perf_counter()
                 ranking = engine.search(q, filters, who, mode, 10).ranking  # type: ignore[arg-type]

@@ -205,7 +205,7 @@ class Importer:
                 vectors, embedded = self._embed(model, texts, progress, ray)
                 tokens = analysing.result()
         staging = self.store.staging_dir(run_id)
-        ann = AnnConfig(min_nodes=self.settings.dense_index_min_nodes)
+        ann = AnnConfig.from_settings(self.settings)
         indexing = (vectors is not None and ann.min_nodes > 0 and len(vectors) >= ann.min_nodes
                     and not self.store.ranks_in_sql)  # PostgreSQL ranks in SQL, not here
         if indexing:

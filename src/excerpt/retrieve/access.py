@@ -121,7 +121,7 @@ class Access(Protocol):
         ...
 
 
-def access_for(store: Store, settings: Settings | None = None) -> Access:
+def access_for(store: Store, settings: Settings) -> Access:
     """SQL ranking for a store that offers it (PostgreSQL), segments otherwise (probing their
     IVF indexes as ``settings`` say)."""
     if store.ranks_in_sql:  # imported here: an embedded store's search never loads the SQL
@@ -129,12 +129,7 @@ def access_for(store: Store, settings: Settings | None = None) -> Access:
 
         walk = store if getattr(store, "dense_index", None) is not None else None
         return SqlAccess(store.query, walk)  # type: ignore[attr-defined, arg-type]
-    return SegmentAccess(store, _ann_config(settings or Settings()))
-
-
-def _ann_config(settings: Settings) -> AnnConfig:
-    return AnnConfig(nprobe=settings.dense_index_nprobe,
-                     candidates=settings.dense_index_candidates)
+    return SegmentAccess(store, AnnConfig.from_settings(settings))
 
 
 def _follow(ranked: list[Candidate], graph: GraphAccess, score: Callable[[str], float],
@@ -160,9 +155,9 @@ class SegmentAccess:
 
     concurrent_legs = False  # both legs are CPU work in this process
 
-    def __init__(self, store: Store, ann: AnnConfig | None = None) -> None:
+    def __init__(self, store: Store, ann: AnnConfig) -> None:
         self.store = store
-        self.ann = ann  # how IVF indexes are probed; None: store/ann.py's DEFAULT
+        self.ann = ann  # how IVF indexes are probed
         self._graphs: dict[str, dict[str, list[Edge]]] = {}
         self._incoming: dict[str, dict[str, list[Edge]]] = {}
         self._shadows: dict[tuple[str, ...], Shadows] = {}

@@ -45,10 +45,18 @@ class AnnConfig:
     (an import passes the setting it runs with)."""
     cells_per_sqrt: int = 4
     """Cells: 4 x sqrt(nodes) (4,000 at 1M), each trained on 40 sampled nodes."""
-    nprobe: int = 256
-    candidates: int = 400
+    nprobe: int = Settings.dense_index_nprobe
+    """Cells a search probes (the setting's default)."""
+    candidates: int = Settings.dense_index_candidates
     """Nodes the search returns at least, re-scored exactly before the top ``depth`` is kept."""
     min_visible: float = 0.02
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AnnConfig:
+        """The configuration ``settings`` ask for (an import and a search read it here)."""
+        return cls(min_nodes=settings.dense_index_min_nodes,
+                   nprobe=settings.dense_index_nprobe,
+                   candidates=settings.dense_index_candidates)
 
 
 DEFAULT = AnnConfig()
