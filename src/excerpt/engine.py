@@ -26,6 +26,7 @@ from excerpt.analyze import analyze, detect_language, foresee
 from excerpt.catalogue import Catalogue
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError, NotFoundError, StoreError
+from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits, GraphResult, expand
 from excerpt.query.topk import TopK, reduce_for_latency
 from excerpt.query.understand import terms_to_add, understand
 from excerpt.retrieve.access import Access, access_for
@@ -36,6 +37,7 @@ from excerpt.retrieve.view import Candidate, View
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
 from excerpt.store.open import open_store
+from excerpt.tokens import count_tokens
 from excerpt.types import (
     SEARCH_MODES,
     Filters,
@@ -47,15 +49,15 @@ from excerpt.types import (
 )
 
 # What a search does not run is imported where it is used (a cold `excerpt search` pays for
-# every import before its first result): asking and composing, ingestion and sync, the graph
-# and context stages, memory, reranking, traces, query-vector caching.
+# every import before its first result): asking and composing, ingestion and sync, the context
+# stage, memory, reranking, traces, query-vector caching. (The graph expansion and the token
+# counter are loaded by the search's own modules anyway: imported above.)
 if TYPE_CHECKING:
     from excerpt.compose.ask import AskOptions, AskResult
     from excerpt.compose.composer import ComposedAnswer, Passage
     from excerpt.compose.extract import Embed
     from excerpt.context.fetch import ContextResult
     from excerpt.embed.queries import CachedQueries
-    from excerpt.graph.expand import GraphLimits, GraphResult
     from excerpt.ingest.pipeline import Importer, IngestResult, Progress
     from excerpt.memory.backends import MemoryBackend
     from excerpt.provenance.prov import ExplainCallback
@@ -565,8 +567,6 @@ class Engine:
     ) -> GraphResult:
         """Expand ``seeds`` along allow-listed edges (``limits.direction``) inside the
         caller's view."""
-        from excerpt.graph.expand import expand
-
         limits = limits or self.graph_limits()
         if not seeds:
             raise InputError("give at least one seed id")
@@ -587,8 +587,6 @@ class Engine:
                      allow: Sequence[str] = (), seed_only: bool = False,
                      direction: str = "out") -> GraphLimits:
         """Expansion limits: what is given, the settings' for the rest."""
-        from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits
-
         if direction not in DIRECTIONS:
             raise InputError(f"unknown direction {direction!r}; choose one of {DIRECTIONS}")
         s = self.settings
@@ -621,7 +619,6 @@ class Engine:
         the hits as seeds and what expansion reached as graph nodes, after any given ids.
         """
         from excerpt.context.fetch import PRIORITIZATIONS, ContextResult, pack, priority_order
-        from excerpt.tokens import count_tokens
 
         mode = prioritization or self.settings.context_prioritization
         if mode not in PRIORITIZATIONS:
