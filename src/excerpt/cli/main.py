@@ -11,9 +11,9 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
-from functools import lru_cache, wraps
+from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -26,19 +26,8 @@ from excerpt.scope import Rights, Scope
 from excerpt.settings import Settings, load_settings
 from excerpt.types import SEARCH_MODES, Filters, Principal
 
-if TYPE_CHECKING:
-    from rich.console import Console
-
 F = TypeVar("F", bound=Callable[..., Any])
 
-
-@lru_cache(maxsize=1)
-def _stderr() -> Console:
-    """rich's console on stderr, made on first use: rich takes ~0.1-0.5 s to import, and a
-    search never draws a progress bar."""
-    from rich.console import Console
-
-    return Console(stderr=True)
 
 
 def default_home() -> str:
@@ -205,7 +194,8 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
     if not enabled:
         yield lambda stage, done, total: None
         return
-    from rich.progress import (
+    from rich.console import Console  # here: rich takes ~0.1-0.5 s to import, and a search
+    from rich.progress import (  # never draws a progress bar
         BarColumn,
         MofNCompleteColumn,
         Progress,
@@ -215,7 +205,7 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
 
     with Progress(
         TextColumn("{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=_stderr(), transient=False,
+        TimeElapsedColumn(), console=Console(stderr=True), transient=False,
     ) as bar:
         tasks: dict[str, Any] = {}
 
