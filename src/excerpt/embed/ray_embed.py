@@ -80,6 +80,9 @@ def check_reachable(address: str) -> None:
                            "start one with `ray start --head` or check the address") from None
 
 
+NO_LOCAL_CLUSTER = ("no Ray cluster runs on this machine (--ray auto): start one with "
+                    "`ray start --head`, or give its HOST:PORT")
+
 @contextmanager
 def ray_connection(address: str) -> Iterator[Any]:
     """``ray`` connected to the cluster at ``address`` for the duration of the block.
@@ -100,8 +103,7 @@ def ray_connection(address: str) -> Iterator[Any]:
         if address != "auto":
             raise ServiceError(f"cannot connect to the Ray cluster at {address}{_auth_hint()}",
                                ) from None
-        raise ServiceError("no Ray cluster runs on this machine (--ray auto): start one with "
-                           "`ray start --head`, or give its HOST:PORT") from None
+        raise ServiceError(NO_LOCAL_CLUSTER) from None
     except (ValueError, RuntimeError) as exc:
         raise ServiceError(f"cannot connect to the Ray cluster at {address}: "
                            f"{_first_line(exc)}") from None
@@ -121,8 +123,7 @@ def _resolved(ray: Any, address: str) -> str:
     except Exception:  # Ray's own lookup changed or failed: ray.init reports it
         return address
     if found is None:
-        raise ServiceError("no Ray cluster runs on this machine (--ray auto): start one with "
-                           "`ray start --head`, or give its HOST:PORT")
+        raise ServiceError(NO_LOCAL_CLUSTER)
     return str(found)
 
 
