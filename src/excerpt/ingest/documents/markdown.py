@@ -60,10 +60,15 @@ def _plain_or_parsed(state: StateCore) -> None:
             md.inline.parse(token.content, md, env, token.children)
 
 
-FULL_PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+def _new_parser() -> MarkdownIt:
+    """markdown-it as excerpt configures it (one place, for both parsers below)."""
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+FULL_PARSER = _new_parser()
 """markdown-it as configured, every inline token parsed: the reference the fast path is tested
 against."""
-_PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+_PARSER = _new_parser()
 _PARSER.core.ruler.at("inline", _plain_or_parsed)
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 _HAS_WORD = re.compile(r"\w")
