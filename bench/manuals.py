@@ -2,8 +2,8 @@
 >= 80% on our own questions over real manuals)?
 
 Run:  .venv/bin/python bench/manuals.py [--modes bm25,hybrid] [--json bench/out/manuals.json]
-      [--misses tune|heldout|all] [--embedder auto|minilm|e5] [--home DIR]
-      [--settings FILE]
+      [--misses tune|heldout|fresh|all] [--embedder auto|minilm|e5] [--home DIR]
+      [--settings FILE] [--manuals NAME,...]
 
 Reads bench/qa/manuals.yaml: its ``manuals`` (Debian packages that ship PDF and HTML manuals
 under /usr/share, with their paths) and its questions (facts, tune/heldout split). Each manual is
@@ -53,7 +53,7 @@ from excerpt.settings import load_settings
 from excerpt.types import Filters, Node, SearchMode
 
 QA_FILE = Path(__file__).resolve().parent / "qa" / "manuals.yaml"
-SPLITS = ("tune", "heldout")
+SPLITS = ("tune", "heldout", "fresh")
 
 
 @dataclass(frozen=True)
@@ -91,9 +91,13 @@ def absent_message(manual: Manual) -> str:
 @cache
 def pdf_page_texts(path: Path) -> tuple[str, ...]:
     """Each page's text layer as pdfium gives it (the reference for the page check)."""
+    import gzip
+
     import pypdfium2 as pdfium
 
-    doc = pdfium.PdfDocument(str(path))
+    # a gzipped PDF (Debian ships some so) is read as excerpt reads it: expanded
+    doc = pdfium.PdfDocument(gzip.decompress(path.read_bytes()) if path.suffix == ".gz"
+                             else str(path))
     try:
         return tuple(doc[i].get_textpage().get_text_range() for i in range(len(doc)))
     finally:
@@ -257,7 +261,7 @@ def print_mode(result: dict[str, Any], k: int, misses: str = "tune") -> None:
             print(f"  skipped: {issue}")
     print(f"\n| half | answering passage in top {k} | share | bare question |")
     print("|---|---|---|---|")
-    for label in ("tune", "heldout", "all"):
+    for label in (*SPLITS, "all"):
         h = s[label]
         print(f"| {label} | {h['found']}/{h['questions']} | {h['share']} | {h['share_bare']} |")
     print("\nper manual: " + ", ".join(f"{m} {f}/{t}" for m, (f, t) in s["per_manual"].items()))
@@ -286,10 +290,18 @@ def main() -> int:
                         "folder, removed)")
     parser.add_argument("--settings", type=Path, help="a settings file for the engine")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--misses", choices=("tune", "heldout", "all"), default="tune",
+    parser.add_argument("--misses", choices=(*SPLITS, "all"), default="tune",
                         help="whose missed questions to list (default tune)")
+    parser.add_argument("--manuals", help="only these manuals (comma-separated names of the "
+                        "QA file) and their questions (default all)")
     args = parser.parse_args()
     manuals = read_manuals(args.qa)
+    if args.manuals:
+        wanted = args.manuals.split(",")
+        unknown = sorted(set(wanted) - {m.name for m in manuals})
+        if unknown:
+            parser.error(f"--manuals: no manual {', '.join(unknown)} in {args.qa}")
+        manuals = [m for m in manuals if m.name in wanted]
     for m in manuals:
         if not m.present:
             print(absent_message(m))

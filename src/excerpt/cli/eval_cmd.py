@@ -23,7 +23,7 @@ from excerpt.types import SEARCH_MODES, Principal
 
 BEIR_K = 100
 BEIR_SPLITS = ("test", "train", "dev")
-QA_SPLITS = ("tune", "heldout", "all")
+QA_SPLITS = ("tune", "heldout", "fresh", "all")
 
 
 GATE_FAILED = 3  # exit status when a --fail-under bar is not met (1: an error)
@@ -50,7 +50,7 @@ def eval_group() -> None:
 @click.argument("dataset", type=click.Path(exists=True, path_type=Path))
 @click.option("--split", type=click.Choice([*BEIR_SPLITS, *QA_SPLITS]), default=None,
               help="BEIR split (test, train, dev; default test) or the questions of a QA "
-                   "file to ask (tune, heldout, all; default all).")
+                   "file to ask (tune, heldout, fresh, all; default all).")
 @click.option("--collection", default=None,
               help="Default: beir-<folder name>, or the scenario file's 'collection'.")
 @click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True,
@@ -85,7 +85,7 @@ def eval_command(ctx: click.Context, dataset: Path, split: str | None, collectio
     file (.yaml/.json: query, gold ids, reference answer; see
     examples/regulations/scenarios.yaml) over an ingested collection -> contextual recall,
     faithfulness, answer relevancy; or a QA file (`kind: qa`: questions, the facts an answer
-    must state, gold ids, answerable or not, tune/heldout split; see bench/qa/) asked through
+    must state, gold ids, answerable or not, tune/heldout/fresh split; see bench/qa/) asked through
     `excerpt ask` -> facts stated, gold recall, citation precision, verbatim quotes, citation
     numbering, abstention, latency per stage. Queries run as the principal the options give
     (anonymous by default), which the output and the stored run name. The run is kept in the
