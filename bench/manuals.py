@@ -6,7 +6,7 @@ Run:  .venv/bin/python bench/manuals.py [--modes bm25,hybrid] [--json bench/out/
       [--settings FILE] [--manuals NAME,...]
 
 Reads bench/qa/manuals.yaml: its ``manuals`` (Debian packages that ship PDF and HTML manuals
-under /usr/share, with their paths) and its questions (facts, tune/heldout split). Each manual is
+under /usr/share, with their paths) and its questions (facts, tune/heldout/fresh split). Each manual is
 ingested with ``--format`` (default ``auto``: the dispatcher picks the reader, as ``excerpt ingest``
 does) into one collection of a temporary home, as its own source, twice: BM25 only (for the
 ``bm25`` mode and the ingest times: seconds per manual, pages/s for PDFs) and with the default

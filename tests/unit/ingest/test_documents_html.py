@@ -232,6 +232,26 @@ def test_heading_permalinks_dropped_and_code_alternatives_one_per_line(tmp_path:
         Block("code", 'import fs;\nconst fs = require("fs");')]
 
 
+def test_docbook_terminal_session_and_sidebar_kept(tmp_path: Path) -> None:
+    """The Debian Administrator's Handbook (DocBook): a ``screen`` puts the prompt and output in
+    <code> and what the user types in <strong><code>, which was dropped (every command of the
+    book lost); a titled ``sidebar`` note is text, a site's navigation sidebar is not."""
+    page = ('<html><body><div class="sidebar"><ul><li><a href="/a">Home</a></li>'
+            '<li><a href="/b">Blog</a></li><li><a href="/c">About</a></li></ul></div>'
+            '<div class="section"><h2>Certificates</h2><p>Use the Apache plugin:</p>'
+            '<pre class="screen"><code class="computeroutput"># </code><strong class="userinput">'
+            '<code>certbot --apache\n</code></strong><code class="computeroutput">Saving debug '
+            'log\n</code></pre>'
+            '<div class="sidebar"><div class="titlepage"><p class="title"><strong>TIP Renewal'
+            '</strong></p></div><div class="para">A cron job renews them.</div></div>'
+            '</div></body></html>')
+    blocks = html.read(write(tmp_path, page), "p.html").blocks
+    assert [(b.kind, b.text) for b in blocks] == [
+        ("heading", "Certificates"), ("paragraph", "Use the Apache plugin:"),
+        ("code", "# certbot --apache\nSaving debug log"),
+        ("paragraph", "TIP Renewal"), ("paragraph", "A cron job renews them.")]
+
+
 def test_a_definition_term_opens_its_definition(tmp_path: Path) -> None:
     """Debian Policy's build options: <dt>nocheck</dt><dd><p>This tag says…</p></dd>. A term
     on its own became the last line of one node and its definition the next node's first."""

@@ -9,7 +9,8 @@ taken (:func:`main_content`):
   ``style``…, a ``header`` outside an article (unless it holds a heading),
   ``role="navigation"`` (and banner, contentinfo, complementary, search), hidden elements,
   and the class or id names that generated manuals use for the same things (``navheader``,
-  ``sphinxsidebar``, ``toc``…), but never a footnote (``class="footnote"``, ``epub:type``);
+  ``sphinxsidebar``, ``toc``…), but never a footnote (``class="footnote"``, ``epub:type``)
+  nor DocBook's titled ``sidebar`` notes, which are set in the text;
 * lists, tables and divisions that are mostly links (three links or more, 60 % of their text
   in links): menus and tables of contents without a name;
 * then ``<main>`` / ``role="main"`` is the content when the page has one, else its
@@ -267,7 +268,17 @@ def _is_boilerplate(el: Element) -> bool:
     if _HIDDEN_STYLE.search(el.get("style", "")):
         return True
     names = set(el.get("class", "").lower().split()) | {el.get("id", "").lower()}
-    return bool(names & _DROP_NAMES) and not _holds_content(el)
+    named = names & _DROP_NAMES
+    if named == {"sidebar"} and _boxed_note(el):
+        return False
+    return bool(named) and not _holds_content(el)
+
+
+def _boxed_note(el: Element) -> bool:
+    """DocBook's ``sidebar``: a titled note boxed beside the running text (TIP, CAUTION, BACK
+    TO BASICS...), written as ``<div class="sidebar">`` opening with a ``titlepage``; content,
+    unlike a site's navigation sidebar (The Debian Administrator's Handbook has 367)."""
+    return any(tag_of(c) == "div" and "titlepage" in c.get("class", "").split() for c in el)
 
 
 def _holds_content(el: Element) -> bool:

@@ -176,11 +176,13 @@ class _Walker:
             self.blocks.insert(first, Block("paragraph", term))
 
     def code(self, el: Element) -> None:
-        """One block, whole; a ``<pre>`` holding several ``<code>`` elements (one example in
-        two syntaxes, as Node.js' manual has) gives them one per line."""
+        """One block, whole; a ``<pre>`` holding nothing but several ``<code>`` elements (one
+        example in two syntaxes, as Node.js' manual has) gives them one per line. A ``<pre>``
+        mixing them with other markup is a terminal session (DocBook's ``screen``: prompt and
+        output in ``<code>``, what the user types in ``<strong><code>``) and is read whole."""
         codes = [c for c in el if tag_of(c) == "code"]
         texts = []
-        for piece in codes if len(codes) > 1 else [el]:
+        for piece in codes if _only_codes(el, codes) else [el]:
             parts: list[str] = []
             _gather(piece, parts, keep_space=True)
             texts.append(_INVISIBLE.sub("", "".join(parts)).strip("\n").rstrip())
@@ -197,6 +199,15 @@ class _Walker:
             text = " | ".join(c for c in cells if c)
             if text:
                 self.blocks.append(Block("table_row", text))
+
+
+def _only_codes(pre: Element, codes: list[Element]) -> bool:
+    """Whether ``pre`` holds two or more ``<code>`` elements and no other text (an empty
+    control such as Node.js' syntax toggle is not text)."""
+    if len(codes) < 2 or (pre.text or "").strip():
+        return False
+    return not any((c.tail or "").strip() or (tag_of(c) != "code" and "".join(c.itertext()).strip())
+                   for c in pre if tag_of(c))
 
 
 def _heading_text(el: Element) -> str:
