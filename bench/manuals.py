@@ -6,12 +6,12 @@ Run:  .venv/bin/python bench/manuals.py [--modes bm25,hybrid] [--json bench/out/
       [--settings FILE] [--manuals NAME,...]
 
 Reads bench/qa/manuals.yaml: its ``manuals`` (Debian packages that ship PDF and HTML manuals
-under /usr/share, with their paths) and its questions (facts, tune/heldout/fresh split). Each manual is
-ingested with ``--format`` (default ``auto``: the dispatcher picks the reader, as ``excerpt ingest``
-does) into one collection of a temporary home, as its own source, twice: BM25 only (for the
-``bm25`` mode and the ingest times: seconds per manual, pages/s for PDFs) and with the default
-embedder (for ``hybrid``). Each question is then searched as typed through ``Engine.search`` (k 5)
-and counts when one of the hits states every fact (the matching rules of
+under /usr/share, with their paths) and its questions (facts; split tune, heldout or fresh).
+Each manual is ingested with ``--format`` (default ``auto``: the dispatcher picks the reader, as
+``excerpt ingest`` does) into one collection of a temporary home, as its own source, twice: BM25
+only (for the ``bm25`` mode and the ingest times: seconds per manual, pages/s for PDFs) and with
+the default embedder (for ``hybrid``). Each question is then searched as typed through
+``Engine.search`` (k 5) and counts when one of the hits states every fact (the matching rules of
 :mod:`excerpt.evaluate.qa_metrics`); "bare" repeats it without the question's framing words
 (what ``ask`` searches in BM25 mode). For a question missed, its rank in the top 20 and the
 number of nodes of the collection that state every fact (0: a chunking miss). Every PDF hit is
