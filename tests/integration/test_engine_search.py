@@ -141,3 +141,27 @@ def test_search_rerank_overfetches_and_keeps_k(english_home: Path) -> None:
     assert "rerank" not in plain.timings_ms
     with pytest.raises(InputError, match="unknown reranker"):
         engine.search("moon", filters, ADMIN, "bm25", 2, reranker="no-such-reranker")
+
+
+def test_documents_are_cut_at_their_own_node_size(tmp_path: Path) -> None:
+    """``document_chunk_chars`` sizes the nodes of structured documents (Markdown here) and
+    ``chunk_chars`` those of plain text; changing the former makes the same files a new
+    snapshot instead of an unchanged no-op."""
+    para = " ".join(f"Sentence {i} says where pump number {i} stands." for i in range(12))
+    body = "\n\n".join([para] * 8)  # eight ~540-character paragraphs
+    files = write(tmp_path / "docs", {"guide.md": f"# Guide\n\n{body}", "notes.txt": body})
+
+    def sizes(settings: Settings, home: str) -> tuple[dict[str, int], str]:
+        engine = Engine(tmp_path / home, settings)
+        report = engine.ingest(files, collection="c", embedder="none")
+        found = engine.search("pump", Filters(collection="c"), ADMIN, "bm25", 50).hits
+        count = {s: sum(h.node.id.startswith(s) for h in found) for s in ("guide", "notes")}
+        return count, report.snapshot_id
+
+    default, first = sizes(Settings(), "a")
+    small, _ = sizes(Settings().with_(document_chunk_chars=800), "b")
+    assert default["notes"] == small["notes"]  # plain text: chunk_chars (800) either way
+    assert default["guide"] < small["guide"]  # 1200 holds two paragraphs, 800 one
+    engine = Engine(tmp_path / "a", Settings().with_(document_chunk_chars=800))
+    again = engine.ingest(files, collection="c", embedder="none")
+    assert again.snapshot_id != first and again.status != "unchanged"

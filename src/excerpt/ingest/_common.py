@@ -15,8 +15,9 @@ BINARY_SNIFF_BYTES = 8192
 
 
 def check_options(options: LoadOptions) -> None:
-    if options.chunk_chars < 1:
-        raise InputError(f"chunk size must be at least 1 character, got {options.chunk_chars}")
+    for size in (options.chunk_chars, options.document_chars):
+        if size < 1:
+            raise InputError(f"chunk size must be at least 1 character, got {size}")
     if options.overlap_chars < 0:
         raise InputError(f"chunk overlap must not be negative, got {options.overlap_chars}")
 

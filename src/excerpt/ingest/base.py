@@ -23,6 +23,9 @@ class LoadOptions:
     acl_tags: tuple[str, ...] = ()
     classification_labels: tuple[str, ...] = ()
     chunk_chars: int = 800
+    document_chunk_chars: int | None = None
+    """The node size of the structured-document reader (PDF, Word, HTML, EPUB, Markdown);
+    None: ``chunk_chars``. Imports set it from the ``document_chunk_chars`` setting."""
     overlap_chars: int = 100
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     roots: tuple[Path, ...] | None = None
@@ -30,6 +33,11 @@ class LoadOptions:
     progress: Callable[[str, int, int], None] | None = field(default=None, compare=False,
                                                              repr=False)
     """Told ``("load", files read, files)`` as a loader that reads many files goes."""
+
+    @property
+    def document_chars(self) -> int:
+        """The node size structured documents are cut to."""
+        return self.document_chunk_chars or self.chunk_chars
 
     def __post_init__(self) -> None:
         if self.max_node_tokens < 1:

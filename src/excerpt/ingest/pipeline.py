@@ -173,6 +173,7 @@ class Importer:
             acl_tags=tuple(sorted(set(acl_tags))),
             classification_labels=tuple(sorted(set(classification_labels))),
             chunk_chars=self.settings.chunk_chars,
+            document_chunk_chars=self.settings.document_chunk_chars,
             overlap_chars=self.settings.chunk_overlap,
             max_node_tokens=self.settings.code_max_node_tokens,
             archive_limits=archive_limits(self.settings),
@@ -326,7 +327,8 @@ def fingerprint(fmt: str, options: LoadOptions, embedder: str,
     (a tag, the chunk size, the analyzer) makes the same files a new snapshot."""
     return {"format": fmt, "acl_tags": list(options.acl_tags),
             "labels": list(options.classification_labels), "chunk": options.chunk_chars,
-            "overlap": options.overlap_chars, "max_node_tokens": options.max_node_tokens,
+            "document_chunk": options.document_chars, "overlap": options.overlap_chars,
+            "max_node_tokens": options.max_node_tokens,
             "embedder": embedder, "name": snapshot_name, "analyzer": ANALYZER_VERSION}
 
 
