@@ -37,7 +37,7 @@ class LoadOptions:
     @property
     def document_chars(self) -> int:
         """The node size structured documents are cut to."""
-        return self.document_chunk_chars or self.chunk_chars
+        return self.chunk_chars if self.document_chunk_chars is None else self.document_chunk_chars
 
     def __post_init__(self) -> None:
         if self.max_node_tokens < 1:

@@ -253,3 +253,5 @@ def test_bad_chunk_options_are_input_errors(tmp_path: Path) -> None:
     f = write_file(tmp_path / "a.txt", "text")
     with pytest.raises(InputError, match="chunk"):
         load_text([f], LoadOptions(chunk_chars=0))
+    with pytest.raises(InputError, match="at least 1 character, got 0"):  # 0 is not "unset"
+        load_text([f], LoadOptions(document_chunk_chars=0))
