@@ -165,3 +165,18 @@ def test_documents_are_cut_at_their_own_node_size(tmp_path: Path) -> None:
     engine = Engine(tmp_path / "a", Settings().with_(document_chunk_chars=800))
     again = engine.ingest(files, collection="c", embedder="none")
     assert again.snapshot_id != first and again.status != "unchanged"
+
+
+def test_a_new_readers_version_reads_unchanged_files_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fixed reader must reach collections whose files did not change: the readers' version
+    is part of the import fingerprint, so the same files are no longer 'unchanged'."""
+    from excerpt.ingest import pipeline
+
+    files = write(tmp_path / "docs", ENGLISH)
+    engine = Engine(tmp_path / "home")
+    first = engine.ingest(files, collection="c", embedder="none")
+    assert engine.ingest(files, collection="c", embedder="none").status == "unchanged"
+    monkeypatch.setattr(pipeline, "READERS_VERSION", pipeline.READERS_VERSION + 1)
+    again = engine.ingest(files, collection="c", embedder="none")
+    assert again.status != "unchanged" and again.snapshot_id != first.snapshot_id

@@ -43,6 +43,11 @@ Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): called as a long stage advances."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+READERS_VERSION = 2
+"""Bump when a reader's nodes for the same files and options change (a fixed reader, a new
+chunking rule): it is part of every import's fingerprint, so the next import or sync of files
+that did not change reads them again instead of keeping the snapshot the old reader made.
+2: DocBook terminal sessions and notes kept, documents cut at ``document_chunk_chars``."""
 
 
 def no_progress(stage: str, done: int, total: int) -> None:
@@ -324,12 +329,14 @@ def _rename_source(corpus: LoadedCorpus, source: str) -> None:
 def fingerprint(fmt: str, options: LoadOptions, embedder: str,
                 snapshot_name: str | None) -> dict[str, Any]:
     """What besides the files decides the snapshot's nodes and vectors: changing any of it
-    (a tag, the chunk size, the analyzer) makes the same files a new snapshot."""
+    (a tag, the chunk size, the analyzer, the readers' version) makes the same files a new
+    snapshot."""
     return {"format": fmt, "acl_tags": list(options.acl_tags),
             "labels": list(options.classification_labels), "chunk": options.chunk_chars,
             "document_chunk": options.document_chars, "overlap": options.overlap_chars,
             "max_node_tokens": options.max_node_tokens,
-            "embedder": embedder, "name": snapshot_name, "analyzer": ANALYZER_VERSION}
+            "embedder": embedder, "name": snapshot_name, "analyzer": ANALYZER_VERSION,
+            "readers": READERS_VERSION}
 
 
 def content_hash(paths: Sequence[Path], options: dict[str, Any],
