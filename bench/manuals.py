@@ -45,7 +45,7 @@ from typing import Any
 
 from excerpt.compose.grounding import search_text
 from excerpt.engine import Engine
-from excerpt.evaluate.qa import Question, load_qa
+from excerpt.evaluate.qa import SPLITS, Question, load_qa
 from excerpt.evaluate.qa_metrics import missing_facts
 from excerpt.evaluate.scenarios import read_data
 from excerpt.ingest.detect import detect_format
@@ -53,7 +53,6 @@ from excerpt.settings import load_settings
 from excerpt.types import Filters, Node, SearchMode
 
 QA_FILE = Path(__file__).resolve().parent / "qa" / "manuals.yaml"
-SPLITS = ("tune", "heldout", "fresh")
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,14 @@ from excerpt.cli.main import (
     progress_bar,
 )
 from excerpt.errors import InputError
+from excerpt.evaluate.qa import SPLITS
 from excerpt.evaluate.qa_report import qa_lines
 from excerpt.evaluate.runs import principal_label
 from excerpt.types import SEARCH_MODES, Principal
 
 BEIR_K = 100
 BEIR_SPLITS = ("test", "train", "dev")
-QA_SPLITS = ("tune", "heldout", "fresh", "all")
+QA_SPLITS = (*SPLITS, "all")
 
 
 GATE_FAILED = 3  # exit status when a --fail-under bar is not met (1: an error)
@@ -50,7 +51,7 @@ def eval_group() -> None:
 @click.argument("dataset", type=click.Path(exists=True, path_type=Path))
 @click.option("--split", type=click.Choice([*BEIR_SPLITS, *QA_SPLITS]), default=None,
               help="BEIR split (test, train, dev; default test) or the questions of a QA "
-                   "file to ask (tune, heldout, fresh, all; default all).")
+                   f"file to ask ({', '.join(QA_SPLITS)}; default all).")
 @click.option("--collection", default=None,
               help="Default: beir-<folder name>, or the scenario file's 'collection'.")
 @click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True,
