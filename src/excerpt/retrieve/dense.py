@@ -25,8 +25,10 @@ def dense_scores(
     were embedded by different models still compares each segment with its own model. With
     ``depth``, a part with an IVF index scores only the ``depth`` (at least
     ``config.candidates``) nearest visible nodes it finds, exactly; the rest stay -inf and
-    the part is listed in ``view.approximate``. ``config`` defaults to ``ann.DEFAULT`` as
-    it is when the search runs (a bench may set it).
+    the part is listed in ``view.approximate``. ``config`` defaults to ``ann.DEFAULT`` (the
+    settings' defaults); the engine passes the one its settings make
+    (:meth:`~excerpt.store.ann.AnnConfig.from_settings`), so setting ``ann.DEFAULT`` changes
+    no engine search.
     """
     config = config or ann.DEFAULT
     cache: dict[str, npt.NDArray[np.float32]] = {}
@@ -69,7 +71,7 @@ def search_dense(
     config: ann.AnnConfig | None = None,
 ) -> list[Candidate]:
     """The ``depth`` best visible nodes; ``config``: how an IVF index is probed (default
-    ``ann.DEFAULT``; a caller holding settings passes its own)."""
+    ``ann.DEFAULT``; the engine passes the one its settings make)."""
     return top_candidates(view, dense_scores(view, embed_query, query, depth, config), depth)
 
 
