@@ -32,9 +32,8 @@ class Settings:
     chunk_chars: int = _setting(800, "Target characters per chunk for plain text and books.")
     document_chunk_chars: int = _setting(
         1200, "Target characters per node for PDF, Word, HTML, EPUB and Markdown (a node may "
-              "run half as far again to hold the rest of its section). 1200 put the answering "
-              "passage of 51 of 57 tune questions over eight real manuals in the top 5, 800 "
-              "45 and 1600 50 (bench/manuals.py).")
+              "run half as far again to hold the rest of its section; why 1200: "
+              "ingest/documents/structure.py).")
     chunk_overlap: int = _setting(100, "Characters of overlap between consecutive chunks.")
     code_max_node_tokens: int = _setting(
         MAX_NODE_TOKENS, "Code sources: most tokens in one node; longer members become parts.")

@@ -29,7 +29,6 @@ from excerpt.types import SEARCH_MODES, Filters, Principal
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-
 def default_home() -> str:
     return os.environ.get("EXCERPT_HOME") or "./.excerpt"
 

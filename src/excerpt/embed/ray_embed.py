@@ -83,6 +83,7 @@ def check_reachable(address: str) -> None:
 NO_LOCAL_CLUSTER = ("no Ray cluster runs on this machine (--ray auto): start one with "
                     "`ray start --head`, or give its HOST:PORT")
 
+
 @contextmanager
 def ray_connection(address: str) -> Iterator[Any]:
     """``ray`` connected to the cluster at ``address`` for the duration of the block.
