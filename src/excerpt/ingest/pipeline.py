@@ -47,7 +47,7 @@ READERS_VERSION = 2
 """Bump when a reader's nodes for the same files and options change (a fixed reader, a new
 chunking rule): it is part of every import's fingerprint, so the next import or sync of files
 that did not change reads them again instead of keeping the snapshot the old reader made.
-2: DocBook terminal sessions and notes kept, documents cut at ``document_chunk_chars``."""
+2: DocBook terminal sessions and titled notes kept (html_blocks, html)."""
 
 
 def no_progress(stage: str, done: int, total: int) -> None:
