@@ -72,18 +72,20 @@ CH3 = chapter("<h2>Appendix: tools</h2><ul><li>Screwdriver</li></ul>")
 
 
 def write_epub(path: Path, members: dict[str, str] | None = None, *,
-               drop: tuple[str, ...] = ()) -> Path:
+               drop: tuple[str, ...] = (), folder: str = "") -> Path:
+    """A book of the members below; ``folder`` zips it inside that folder (``epub/mimetype``,
+    ``epub/META-INF/...``), as some packagers do."""
     files = {"META-INF/container.xml": CONTAINER, "OEBPS/content.opf": OPF,
              "OEBPS/nav.xhtml": NAV, "OEBPS/toc.ncx": NCX, "OEBPS/text/ch1.xhtml": CH1,
              "OEBPS/text/chapter 2.xhtml": CH2, "OEBPS/text/ch3.xhtml": CH3,
              "OEBPS/style.css": "p {}"}
     files.update(members or {})
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip",
+        archive.writestr(zipfile.ZipInfo(folder + "mimetype"), "application/epub+zip",
                          compress_type=zipfile.ZIP_STORED)
         for name, text in reversed(files.items()):  # zip order is not reading order
             if name not in drop:
-                archive.writestr(name, text)
+                archive.writestr(folder + name, text)
     return path
 
 
@@ -141,12 +143,15 @@ def test_looks_like(tmp_path: Path) -> None:
     assert not epub.looks_like(tmp_path / "t.epub")
 
 
+ENCRYPTED = """<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container"
+  xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>
+  <enc:EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>
+  <enc:CipherData><enc:CipherReference URI="OEBPS/text/ch1.xhtml"/></enc:CipherData>
+  </enc:EncryptedData></encryption>"""
+
+
 def test_drm_encrypted_book_refused(tmp_path: Path) -> None:
-    encryption = """<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container"
-      xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>
-      <enc:EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>
-      <enc:CipherData><enc:CipherReference URI="OEBPS/text/ch1.xhtml"/></enc:CipherData>
-      </enc:EncryptedData></encryption>"""
+    encryption = ENCRYPTED
     book = write_epub(tmp_path / "drm.epub", {"META-INF/encryption.xml": encryption})
     with pytest.raises(CorpusError, match=r"drm\.epub: DRM-encrypted EPUB"):
         epub.read(book, "drm.epub")
@@ -169,6 +174,22 @@ def test_broken_books_are_clear_errors(tmp_path: Path) -> None:
     bad_opf = write_epub(tmp_path / "opf.epub", {"OEBPS/content.opf": "<package"})
     with pytest.raises(CorpusError, match=r"opf\.epub: not a readable EPUB book: OEBPS/"):
         epub.read(bad_opf, "opf.epub")
+
+
+def test_book_zipped_inside_a_folder_is_read(tmp_path: Path) -> None:
+    # Debian's debian-edu-doc-en ships its manual so (epub/META-INF/container.xml, ...).
+    flat = epub.read(write_epub(tmp_path / "flat.epub"), "b.epub")
+    nested = epub.read(write_epub(tmp_path / "nested.epub", folder="epub/"), "b.epub")
+    assert nested == flat
+    drm = write_epub(tmp_path / "drm.epub", {"META-INF/encryption.xml": ENCRYPTED},
+                     folder="epub/")
+    with pytest.raises(CorpusError, match="DRM"):  # the folder's encryption.xml is read too
+        epub.read(drm, "drm.epub")
+    two = write_epub(tmp_path / "two.epub", {"other/META-INF/container.xml": CONTAINER},
+                     folder="epub/")
+    with pytest.raises(CorpusError, match=r"two\.epub: .*no META-INF/container\.xml \(one in "
+                                          r"each of 2 folders\)"):
+        epub.read(two, "two.epub")
 
 
 def test_zip_slip_name_refused(tmp_path: Path) -> None:

@@ -48,6 +48,7 @@ __all__ = ["looks_like", "read"]
 Element = Any  # lxml elements (lxml ships no type information)
 
 _MIMETYPE = b"application/epub+zip"
+_CONTAINER = "META-INF/container.xml"
 _CONTENT_TYPES = {"application/xhtml+xml", "text/html", "application/x-dtbook+xml"}
 _NS = {"c": "urn:oasis:names:tc:opendocument:xmlns:container",
        "opf": "http://www.idpf.org/2007/opf", "dc": "http://purl.org/dc/elements/1.1/",
@@ -71,8 +72,9 @@ class _Entry:
 def read(path: Path, doc_id: str, *, limits: ArchiveLimits | None = None) -> StructuredDoc:
     """One EPUB file as a :class:`StructuredDoc` (see the module)."""
     with SafeZip(path, limits or ArchiveLimits(), "an EPUB book") as book:
-        _refuse_drm(path, book)
-        opf_name = _package_name(path, book)
+        root = _root(path, book)
+        _refuse_drm(path, book, root)
+        opf_name = _package_name(path, book, root)
         package = _xml(path, book, opf_name)
         chapters = _spine(path, package, opf_name)
         titles = _toc_titles(path, book, package, opf_name)
@@ -164,11 +166,25 @@ def _xml(path: Path, book: SafeZip, name: str) -> Element:
         raise CorpusError(f"{path}: not a readable EPUB book: {name}: {exc}") from None
 
 
-def _refuse_drm(path: Path, book: SafeZip) -> None:
-    if not book.has("META-INF/encryption.xml"):
+def _root(path: Path, book: SafeZip) -> str:
+    """The folder of the archive that holds the book: "" as the EPUB rule says, or the one
+    folder holding ``META-INF/container.xml`` when the book was zipped with its folder (Debian's
+    debian-edu-doc-en ships such a book, ``epub/META-INF/...``, as readers tolerate)."""
+    if book.has(_CONTAINER):
+        return ""
+    nested = [n[: -len(_CONTAINER)] for n in book.names if n.endswith("/" + _CONTAINER)]
+    if len(nested) == 1:
+        return nested[0]
+    raise CorpusError(f"{path}: not a readable EPUB book: no {_CONTAINER}"
+                      + (f" (one in each of {len(nested)} folders)" if nested else ""))
+
+
+def _refuse_drm(path: Path, book: SafeZip, root: str) -> None:
+    name = root + "META-INF/encryption.xml"
+    if not book.has(name):
         return
-    root = _xml(path, book, "META-INF/encryption.xml")
-    for data in root.iter(f"{{{_NS['enc']}}}EncryptedData"):
+    found = _xml(path, book, name)
+    for data in found.iter(f"{{{_NS['enc']}}}EncryptedData"):
         method = data.find("enc:EncryptionMethod", _NS)
         algorithm = method.get("Algorithm", "") if method is not None else ""
         if algorithm not in _FONT_OBFUSCATION:
@@ -176,11 +192,11 @@ def _refuse_drm(path: Path, book: SafeZip) -> None:
                               "its content): excerpt cannot read it; use a DRM-free copy")
 
 
-def _package_name(path: Path, book: SafeZip) -> str:
-    container = _xml(path, book, "META-INF/container.xml")
+def _package_name(path: Path, book: SafeZip, root: str) -> str:
+    container = _xml(path, book, root + _CONTAINER)
     for rootfile in container.iterfind(".//c:rootfile", _NS):
         if rootfile.get("media-type", "application/oebps-package+xml").endswith("package+xml"):
-            return _resolve("", rootfile.get("full-path", ""))
+            return root + _resolve("", rootfile.get("full-path", ""))
     raise CorpusError(f"{path}: not a readable EPUB book: container.xml names no package")
 
 
