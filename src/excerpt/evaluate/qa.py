@@ -10,7 +10,7 @@ A QA file is YAML (or JSON) marked ``kind: qa``, with a ``collection`` and ``que
         facts: [[sin*], [age, ageing, aging, old*]]   # every fact stated; any phrasing of each
         gold: [pg174:ch10:0002]                        # node ids that hold the facts
         answerable: true                               # default true
-        split: tune                                    # tune | heldout | fresh
+        split: tune                                    # tune | heldout | fresh | fresh2
         corpus: dorian                                 # optional; default: the collection
 
 An answerable question needs ``facts`` and ``gold``; an unanswerable one (``answerable:
@@ -65,9 +65,9 @@ from excerpt.evaluate.qa_metrics import (
 from excerpt.evaluate.scenarios import read_data, seen_snapshots
 from excerpt.types import Filters, Principal, SearchMode
 
-SPLITS = ("tune", "heldout", "fresh")
-"""tune: read while choosing; heldout: measured, not read; fresh: a second held-out set, written
-after the first had been measured, for a choice the first can no longer judge."""
+SPLITS = ("tune", "heldout", "fresh", "fresh2")
+"""tune: read while choosing; heldout: measured, not read; fresh and fresh2: further held-out sets,
+each written after the ones before it had been measured, for a choice those can no longer judge."""
 METRICS = ("fact_stated", "fact_in_quotes", "gold_recall@k", "gold_in_quotes",
            "citation_precision", "quotes_verbatim", "quotes_verbatim_spaces",
            "citation_numbering", "cautious_precision", "cautious_recall",
