@@ -135,6 +135,7 @@ def test_epub2_titles_from_toc_ncx(tmp_path: Path) -> None:
 
 def test_looks_like(tmp_path: Path) -> None:
     assert epub.looks_like(write_epub(tmp_path / "pump.epub"))
+    assert epub.looks_like(write_epub(tmp_path / "nested", folder="epub/"))  # no extension
     plain = tmp_path / "a.zip"
     with zipfile.ZipFile(plain, "w") as archive:
         archive.writestr("readme.txt", "hello")
@@ -151,11 +152,10 @@ ENCRYPTED = """<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:containe
 
 
 def test_drm_encrypted_book_refused(tmp_path: Path) -> None:
-    encryption = ENCRYPTED
-    book = write_epub(tmp_path / "drm.epub", {"META-INF/encryption.xml": encryption})
+    book = write_epub(tmp_path / "drm.epub", {"META-INF/encryption.xml": ENCRYPTED})
     with pytest.raises(CorpusError, match=r"drm\.epub: DRM-encrypted EPUB"):
         epub.read(book, "drm.epub")
-    fonts = encryption.replace("http://www.w3.org/2001/04/xmlenc#aes128-cbc",
+    fonts = ENCRYPTED.replace("http://www.w3.org/2001/04/xmlenc#aes128-cbc",
                                "http://www.idpf.org/2008/embedding")
     book = write_epub(tmp_path / "fonts.epub", {"META-INF/encryption.xml": fonts})
     assert epub.read(book, "fonts.epub").blocks  # font obfuscation is not DRM

@@ -134,7 +134,8 @@ def _outermost(entries: list[_Entry]) -> list[_Entry]:
 
 def looks_like(path: Path) -> bool:
     """True for a zip whose first member is ``mimetype`` holding ``application/epub+zip``
-    (the EPUB rule: the first 58 bytes tell), or, less strictly, that has such a member."""
+    (the EPUB rule: the first 58 bytes tell), or, less strictly, that has such a member, at its
+    root or in the folder that holds the book (see :func:`_root`)."""
     try:
         with path.open("rb") as handle:
             head = handle.read(58)
@@ -146,7 +147,8 @@ def looks_like(path: Path) -> bool:
         return True
     try:
         with SafeZip(path, ArchiveLimits(), "an EPUB book") as book:
-            return book.has("mimetype") and book.read("mimetype").strip() == _MIMETYPE
+            name = "mimetype" if book.has("mimetype") else _root(path, book) + "mimetype"
+            return book.has(name) and book.read(name).strip() == _MIMETYPE
     except CorpusError:
         return False
 
