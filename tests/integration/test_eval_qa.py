@@ -163,7 +163,8 @@ def test_the_split_option_asks_only_that_half(home: Path, qa_file: Path) -> None
     assert {r["id"] for r in tune["per_question"]} == {"anonymous", "cricket"}
     assert set(tune["by_split"]) == {"tune"}
     out = run(home, "eval", str(qa_file), "--split", "test", "--no-progress")
-    assert out.exit_code == 1 and "QA file's splits are tune, heldout, fresh, fresh2, all" in out.output
+    assert out.exit_code == 1
+    assert "QA file's splits are tune, heldout, fresh, fresh2, all" in out.output
 
 
 def test_the_run_is_stored_with_its_questions(home: Path, report: dict[str, Any]) -> None:
