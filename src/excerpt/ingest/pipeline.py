@@ -54,6 +54,15 @@ def no_progress(stage: str, done: int, total: int) -> None:
     return None
 
 
+def check_labels(acl_tags: Sequence[str], classification_labels: Sequence[str]) -> None:
+    """Refuses a blank ACL tag or classification label of an import (InputError): dropped,
+    it would publish to everyone what was meant for a group."""
+    for option, values in (("acl_tag", acl_tags), ("classification", classification_labels)):
+        if any(not value.strip() for value in values):
+            raise InputError(f"{option} holds an empty value; an empty string is not a tag "
+                             "or a label (remove it)")
+
+
 @dataclass(frozen=True)
 class IngestResult:
     collection: str
@@ -174,6 +183,7 @@ class Importer:
     def options(self, acl_tags: Sequence[str], classification_labels: Sequence[str],
                 roots: Sequence[Path | str] | None = None) -> LoadOptions:
         """The load options of an import with these security fields under these settings."""
+        check_labels(acl_tags, classification_labels)
         return LoadOptions(
             acl_tags=tuple(sorted(set(acl_tags))),
             classification_labels=tuple(sorted(set(classification_labels))),

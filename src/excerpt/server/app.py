@@ -38,6 +38,7 @@ from excerpt.errors import (
     NotFoundError,
 )
 from excerpt.ingest import FORMATS
+from excerpt.ingest.pipeline import check_labels
 from excerpt.mcp.http import mount as mount_mcp
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
@@ -266,6 +267,7 @@ def create_app(engine: Engine, keys: KeyRing,
 
         who.rights().check_ingest(paths=False)
         name = upload_name(filename)
+        check_labels(acl_tag, classification)
         _check_length(request, MAX_UPLOAD)
         with staged(uploads, name) as folder:
             await receive(request.stream(), folder / name, MAX_UPLOAD)

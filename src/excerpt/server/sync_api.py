@@ -26,11 +26,11 @@ from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError
 from excerpt.ingest import FORMATS
 from excerpt.ingest._archive import SafeZip
-from excerpt.ingest.pipeline import archive_limits
+from excerpt.ingest.pipeline import archive_limits, check_labels
 from excerpt.server.bodies import choice
 from excerpt.server.keys import Caller
 from excerpt.server.openapi import errors
-from excerpt.server.uploads import MAX_UPLOAD, Uploads, receive, renamed
+from excerpt.server.uploads import MAX_UPLOAD, Uploads, inside, receive, renamed, upload_name
 from excerpt.sync import SyncFailure, SyncOptions, SyncResult, folder_name
 
 __all__ = ["MAX_FILES", "mount", "unpack"]
@@ -54,6 +54,9 @@ def mount(app: FastAPI, engine: Engine, uploads: Uploads, caller: Callable[..., 
         from starlette.concurrency import run_in_threadpool
 
         who.rights().check_ingest(paths=False)
+        if name is not None:  # before anything touches the disk: it names a folder below
+            upload_name(name, "name")
+        check_labels(acl_tag, classification)
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_UPLOAD:
             raise InputError(f"the upload is over {MAX_UPLOAD} bytes")
@@ -98,10 +101,10 @@ def unpack(archive: Path, tree: Path, engine: Engine, name: str | None) -> Path:
         if not single and name is None:
             raise InputError("the zip has no single top folder: give the folder's name "
                              "(name=…)")
-        root = tree / (tops.pop() if single else str(name))
+        root = inside(tree, tree / upload_name(tops.pop() if single else str(name), "name"))
         base = tree if single else root
         for member in members:
-            target = base.joinpath(*[p for p in member.split("/") if p])
+            target = inside(tree, base.joinpath(*[p for p in member.split("/") if p]))
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zipped.open(member) as source, target.open("wb") as out:

@@ -32,18 +32,28 @@ MAX_UPLOAD = 200 * 1024 * 1024
 """Bytes one upload may hold (``POST /v1/ingest``, the MCP ingest tool's text)."""
 
 
-def upload_name(filename: str) -> str:
-    """``filename`` if it is a plain file name; InputError (naming it) otherwise."""
+def upload_name(filename: str, field: str = "filename") -> str:
+    """``filename`` if it is a plain file name; InputError naming ``field`` and the value
+    otherwise. Every request value that becomes part of a server path passes here first
+    (an upload's ``filename``, a sync's ``name``), before anything touches the disk."""
     shown = repr(filename[:80] + ("…" if len(filename) > 80 else ""))
     if not filename.strip() or filename in (".", ".."):
-        raise InputError(f"filename {shown} is not a file name")
+        raise InputError(f"{field} {shown} is not a file name")
     if "/" in filename or "\\" in filename:
-        raise InputError(f"filename {shown} must be a plain file name, without folders")
+        raise InputError(f"{field} {shown} must be a plain name, without folders")
     if any(unicodedata.category(c) in ("Cc", "Cs") for c in filename):
-        raise InputError(f"filename {shown} holds a control character")
+        raise InputError(f"{field} {shown} holds a control character")
     if len(filename.encode("utf-8")) > MAX_NAME_BYTES:
-        raise InputError(f"filename {shown} is over {MAX_NAME_BYTES} bytes")
+        raise InputError(f"{field} {shown} is over {MAX_NAME_BYTES} bytes")
     return filename
+
+
+def inside(folder: Path, path: Path) -> Path:
+    """``path`` if it resolves inside ``folder``; InputError otherwise (a last guard where a
+    name from a request or an archive is joined to a server folder)."""
+    if not path.resolve().is_relative_to(folder.resolve()):
+        raise InputError(f"{path.name!r} would be written outside the upload")
+    return path
 
 
 def _start_time(pid: int) -> int | None:
