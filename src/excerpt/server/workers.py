@@ -62,8 +62,16 @@ def run_workers(engine: Engine, keys: KeyRing, host: str, port: int,
 
 
 def reuse_port_socket(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` that other processes of this user may bind too."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    """A socket bound to ``host:port`` that other processes of this user may bind too.
+
+    Its protocol is named, IPPROTO_TCP rather than the default 0, because the sockets it
+    accepts inherit that number and asyncio sets TCP_NODELAY only on a socket whose protocol
+    reads IPPROTO_TCP. Without it uvicorn's two sends per response (head, then body) met
+    Nagle's algorithm, and every response on a kept-alive connection waited out the client's
+    delayed ACK (46 ms a search; tests/integration/test_keepalive.py).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
