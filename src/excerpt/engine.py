@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from excerpt.memory.backends import MemoryBackend
     from excerpt.provenance.prov import ExplainCallback
     from excerpt.provenance.trace import Trace, TraceLog
+    from excerpt.rerank import Reranker
     from excerpt.retrieve.dense import QueryEmbedder
     from excerpt.sync import SyncOptions, SyncResult
 
@@ -306,9 +307,8 @@ class Engine:
         depth = top
         if reranking:
             from excerpt.compose.ask import OVERFETCH_FACTOR
-            from excerpt.rerank import get_reranker
 
-            get_reranker(str(reranker))  # an unknown name is refused even with no hits
+            self._reranker(str(reranker))  # an unknown name is refused even with no hits
             depth = top * OVERFETCH_FACTOR
         ranked, notes = self._rank(view, query, weights, mode, depth, timings)
         if k is None and plan.top_k is not None:  # retrieval time; one-off model loads excluded
@@ -383,7 +383,6 @@ class Engine:
         from excerpt.compose.ask import AskPipeline
         from excerpt.compose.composer import Passage
         from excerpt.ingest.books.parts import excluded_parts, without_parts
-        from excerpt.rerank import get_reranker
         from excerpt.retrieve.relations import code_pins, read_question
 
         if not question.strip():
@@ -413,7 +412,7 @@ class Engine:
             return self.access.node_vectors(view, self._query_embedder, question,
                                             [(p.snapshot_id, p.node.id) for p in passages])
 
-        chosen = None if reranker in (None, "none") else get_reranker(str(reranker))
+        chosen = None if reranker in (None, "none") else self._reranker(str(reranker))
         pipeline = AskPipeline(
             search, chosen, lambda q: self._idf(view, q),
             vectors if mode != "bm25" else None, llm, detect_language,
@@ -470,12 +469,16 @@ class Engine:
 
     def _rerank(self, view: View, query: str, ranked: list[Candidate], top: int, name: str,
                 pinned: int) -> list[Candidate]:
-        from excerpt.rerank import get_reranker
-
         head, pool = ranked[:pinned], ranked[pinned:]
         texts = [hit.node.text for hit in self._fetch(view, pool)]
-        results = get_reranker(name).rerank(query, texts, top - pinned)
+        results = self._reranker(name).rerank(query, texts, top - pinned)
         return head + [pool[r.index]._replace(score=r.score) for r in results]
+
+    def _reranker(self, name: str) -> Reranker:
+        """The reranker ``name``; plain ``cross-encoder`` is the settings' model."""
+        from excerpt.rerank import get_reranker
+
+        return get_reranker(name, self.settings.cross_encoder_model)
 
     def _top_k(self, given: int | None, adaptive: TopK | None) -> tuple[int, str]:
         if given is not None:

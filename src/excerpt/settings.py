@@ -84,7 +84,11 @@ class Settings:
         ("header", "licence", "contents", "index", "front", "back", "notes"),
         "ask: book apparatus (node metadata 'part') left out of answers; search still finds it.")
     reranker: str = _setting(
-        "none", "ask: reranker by name (none, features, late-interaction, cross-encoder:PATH).")
+        "none", "ask: reranker by name (none, features, late-interaction, cross-encoder, "
+        "cross-encoder:PATH).")
+    cross_encoder_model: str = _setting(
+        "", "The ONNX cross-encoder (tokenizer.json beside it) that the reranker name "
+        "'cross-encoder' loads; the service's requests name the reranker, never a path.")
     mmr_lambda: float = _setting(
         0.7, "ask --mmr: MMR trade-off between relevance (1.0) and diversity (0.0).")
     answer_min_confidence: float = _setting(

@@ -59,8 +59,9 @@ Mode = Annotated[Literal["bm25", "semantic", "hybrid"], Field(
     description="bm25 (words), semantic (embeddings) or hybrid (both, fused)")]
 K = Annotated[int | None, Field(ge=1, le=100, description="how many hits (default: adaptive)")]
 Rerank = Annotated[str | None, Field(
-    description="reranker: features, late-interaction, cross-encoder:PATH, or none "
-                "(default: the server's setting reranker)")]
+    description="reranker: none, features, late-interaction, or cross-encoder (the model "
+                "the server's cross_encoder_model setting names; default: the server's "
+                "setting reranker)")]
 Ids = Annotated[list[str], Field(min_length=1, max_length=100, description="node ids")]
 Direction = Annotated[Literal["out", "in", "both"], Field(
     description="follow edges out of the seeds (what they cite, call, read), into them "

@@ -18,8 +18,10 @@ from typing import Any
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
 from excerpt.engine import Engine
 from excerpt.errors import InputError, NotFoundError
+from excerpt.limits import within
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
+from excerpt.rerank.base import offered_reranker
 from excerpt.scope import Rights, Scope
 from excerpt.server.uploads import MAX_UPLOAD, Uploads, inside_roots, staged, upload_name
 from excerpt.types import SearchMode
@@ -58,8 +60,9 @@ class Tools:
 
     def search(self, rights: Rights, scope: Scope, query: str, mode: SearchMode = "hybrid",
                k: int | None = None, rerank: str | None = None) -> dict[str, Any]:
+        _bounded(k=k)
         result = self.engine.search(query, scope.filters(), scope.principal(rights), mode, k,
-                                    reranker=rerank)
+                                    reranker=offered_reranker(rerank))
         return result.to_json()
 
     def ask(self, rights: Rights, scope: Scope, question: str, mode: SearchMode = "hybrid",
@@ -68,6 +71,8 @@ class Tools:
             conversation: str | None = None) -> dict[str, Any]:
         """``excerpt ask`` (extractive; no LLM): options from the settings where not given."""
         engine = self.engine
+        _bounded(doc_limit=doc_limit, fetch_limit=fetch_limit, max_quotes=max_quotes)
+        rerank = offered_reranker(rerank)  # a name the server offers, never a path
         options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr)
         filters, principal = scope.filters(), scope.principal(rights)
 
@@ -83,6 +88,7 @@ class Tools:
     def graph(self, rights: Rights, scope: Scope, seeds: Sequence[str],
               max_depth: int | None = None, max_nodes: int | None = None,
               allow: Sequence[str] = (), direction: str = "out") -> dict[str, Any]:
+        _bounded(max_depth=max_depth, max_nodes=max_nodes)
         limits = self.engine.graph_limits(max_depth, max_nodes, allow, direction=direction)
         return self.engine.graph(list(seeds), scope.filters(), scope.principal(rights),
                                  limits).to_json()
@@ -94,6 +100,8 @@ class Tools:
                 prioritization: str | None = None, max_depth: int | None = None,
                 max_nodes: int | None = None, allow: Sequence[str] = (),
                 direction: str = "out") -> dict[str, Any]:
+        _bounded(k=k, budget_tokens=budget_tokens, max_chars=max_chars, max_depth=max_depth,
+                 max_nodes=max_nodes)
         limits = self.engine.graph_limits(max_depth, max_nodes, allow, direction=direction)
         return self.engine.context(list(seeds), list(graph), scope.filters(),
                                    scope.principal(rights), budget_tokens, max_chars,
@@ -123,26 +131,17 @@ class Tools:
     def list_collections(self, rights: Rights, acl_tag: Sequence[str] | None = None,
                          clearance: Sequence[str] | None = None,
                          all_access: bool = False) -> dict[str, Any]:
-        """Collections of which the caller may see a node, with what it may see of them."""
-        listing = self.engine.snapshots(None, rights.principal(acl_tag, clearance, all_access))
-        counts: dict[str, dict[str, Any]] = {}
-        for snap in listing["snapshots"]:
-            entry = counts.setdefault(snap["collection"], {"name": snap["collection"],
-                                                           "snapshots": 0, "documents": 0,
-                                                           "nodes": 0})
-            entry["snapshots"] += 1
-            entry["documents"] += snap["documents"]
-            entry["nodes"] += snap["nodes"]
-        return {"collections": [counts[name] for name in sorted(counts)]}
+        """Collections of which the caller may see a node, with what it may see of them:
+        `excerpt collections` (documents and nodes of the current view, as a search reads)."""
+        return self.engine.catalogue.collections(
+            rights.principal(acl_tag, clearance, all_access))
 
     def list_snapshots(self, rights: Rights, collection: str | None = None,
                        acl_tag: Sequence[str] | None = None,
                        clearance: Sequence[str] | None = None,
                        all_access: bool = False) -> dict[str, Any]:
-        principal = rights.principal(acl_tag, clearance, all_access)
-        if collection is not None and collection not in self.engine.store.collections():
-            raise NotFoundError(f"no collection {collection!r}")
-        return self.engine.snapshots(collection, principal)
+        return self.engine.snapshots(collection, rights.principal(acl_tag, clearance,
+                                                                  all_access))
 
     def ingest(self, rights: Rights, collection: str = "default", text: str | None = None,
                filename: str | None = None, path: str | None = None, fmt: str = "auto",
@@ -205,3 +204,10 @@ class Tools:
         if self._memory is not None:
             self._memory.close()
             self._memory = None
+
+
+def _bounded(**counts: int | None) -> None:
+    """Refuses a count outside its bounds (:mod:`excerpt.limits`) in the sentence the CLI and
+    HTTP use: the tools' schemas state the bounds, this enforces them."""
+    for name, value in counts.items():
+        within(name, value)

@@ -9,10 +9,13 @@ keeps, best first::
     [RerankResult(index=0, score=1.0), RerankResult(index=1, score=0.5)]
 
 Names: ``none`` (keeps the first-stage order), ``late-interaction`` (MaxSim over MiniLM token
-vectors), ``features`` (lexical coverage / proximity blended with the first-stage rank) and
-``cross-encoder:/path/to/model.onnx`` (an ONNX cross-encoder with ``tokenizer.json`` beside it).
-Constructors are cheap; models load on first use.  :data:`DEFAULT_RERANKER` is the one measured
-to help on SciFact, or ``none`` when none did (bench/rerank.py, bench/RESULTS.md).
+vectors), ``features`` (lexical coverage / proximity blended with the first-stage rank),
+``cross-encoder:/path/to/model.onnx`` (an ONNX cross-encoder with ``tokenizer.json`` beside
+it), or plain ``cross-encoder`` for the model the ``cross_encoder_model`` setting names.  A
+request to the service may only name one of :data:`OFFERED` (:func:`offered_reranker`): paths
+come from the operator's settings, never from a request.  Constructors are cheap; models load
+on first use.  :data:`DEFAULT_RERANKER` is the one measured to help on SciFact, or ``none`` when
+none did (bench/rerank.py, bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ from excerpt.errors import InputError
 NONE = "none"
 LATE_INTERACTION = "late-interaction"
 FEATURES = "features"
-CROSS_ENCODER_PREFIX = "cross-encoder:"
+CROSS_ENCODER = "cross-encoder"
+CROSS_ENCODER_PREFIX = CROSS_ENCODER + ":"
+OFFERED = ("none", "features", "late-interaction", CROSS_ENCODER)
+"""The rerankers a request to the service (REST, MCP) may name."""
 
 DEFAULT_RERANKER = NONE
 """No offline reranker improved SciFact nDCG@10 over excerpt's hybrid ranking beyond noise
@@ -123,16 +129,36 @@ _cache_lock = threading.Lock()
 
 def reranker_names() -> tuple[str, ...]:
     """The names :func:`get_reranker` knows; ``cross-encoder:PATH`` takes a model path."""
-    return (*_FACTORIES, f"{CROSS_ENCODER_PREFIX}PATH")
+    return (*_FACTORIES, CROSS_ENCODER, f"{CROSS_ENCODER_PREFIX}PATH")
 
 
-def get_reranker(name: str) -> Reranker:
+def offered_reranker(name: str | None) -> str | None:
+    """``name`` as a request may give it: one of :data:`OFFERED` (any case), or None for the
+    server's setting. A path (``cross-encoder:PATH``) or an unknown name is an InputError that
+    says the same whatever the path, so a request can neither probe nor load a server file."""
+    if name is None:
+        return None
+    key = name.strip().lower()
+    if key not in OFFERED:
+        raise InputError(f"rerank {name[:80]!r} is not a reranker this server offers "
+                         f"(choose one of: {', '.join(OFFERED)}); a request names a reranker, "
+                         "never a model path")
+    return key
+
+
+def get_reranker(name: str, cross_encoder_model: str = "") -> Reranker:
     """The process-wide reranker for ``name`` (one instance per name, so a model loads once;
-    constructors are cheap and models load on first ``rerank``).
+    constructors are cheap and models load on first ``rerank``). ``cross-encoder`` alone is
+    the model at ``cross_encoder_model`` (the setting of that name).
 
     :class:`excerpt.errors.InputError` for an unknown name (listing the known ones),
     ``cross-encoder:`` without a path, or a cross-encoder path that does not exist.
     """
+    if name.strip().lower() == CROSS_ENCODER:
+        if not cross_encoder_model:
+            raise InputError("no cross-encoder is configured: set the cross_encoder_model "
+                             "setting to the ONNX model's path")
+        name = CROSS_ENCODER_PREFIX + cross_encoder_model
     key = name.strip()
     if key.lower().startswith(CROSS_ENCODER_PREFIX):
         key = CROSS_ENCODER_PREFIX + key[len(CROSS_ENCODER_PREFIX):].strip()

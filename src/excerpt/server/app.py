@@ -42,6 +42,7 @@ from excerpt.ingest.pipeline import check_labels
 from excerpt.mcp.http import mount as mount_mcp
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
+from excerpt.rerank.base import offered_reranker
 from excerpt.scope import Scope
 from excerpt.server import chat, sync_api
 from excerpt.server.bodies import (
@@ -54,6 +55,7 @@ from excerpt.server.bodies import (
     MemoryBody,
     choice,
     no_nul,
+    refusal_of,
 )
 from excerpt.server.errors import INTERNAL
 from excerpt.server.errors import answer as error_answer
@@ -103,11 +105,9 @@ def create_app(engine: Engine, keys: KeyRing,
                             status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
-    def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return JSONResponse({"error": f"{where}: {first.get('msg', 'invalid request')}",
-                             "kind": "input"}, status_code=400)
+    def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"error": refusal_of(request, exc.errors()), "kind": "input"},
+                            status_code=400)
 
     @app.exception_handler(PermissionError)
     def forbidden(_: Request, exc: PermissionError) -> JSONResponse:
@@ -178,7 +178,8 @@ def create_app(engine: Engine, keys: KeyRing,
         """`excerpt search`: the same options (``where`` as KEY=VALUE, repeatable)."""
         filters, principal = _read(Scope(collection, snapshot, snapshot_set, where, acl_tag,
                                          clearance, all_access), who)
-        result = engine.search(q, filters, principal, mode, k, reranker=rerank)
+        result = engine.search(q, filters, principal, mode, k,
+                               reranker=offered_reranker(rerank))
         return JSONResponse(result.to_json())
 
     @app.get("/v1/passage", responses=errors(400, 401, 403, 404, 503))
@@ -208,7 +209,7 @@ def create_app(engine: Engine, keys: KeyRing,
         if body.conversation is None:
             return JSONResponse(run(body.question).to_json(body.explain))
         result, resolution, turn = ask_in_conversation(
-            memory_store, f"{who.name}/{body.conversation}", body.question, run)
+            memory_store, who.rights().conversation(body.conversation), body.question, run)
         return JSONResponse({**result.to_json(body.explain),
                              **conversation_json(body.conversation, resolution, turn)})
 
@@ -251,7 +252,8 @@ def create_app(engine: Engine, keys: KeyRing,
     def memory(conversation: str, body: MemoryBody,
                who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
         """Conversations are per key: a caller reads and writes only its own."""
-        return handle(memory_store, f"{who.name}/{conversation}", body.intent, body.data)
+        return handle(memory_store, who.rights().conversation(conversation), body.intent,
+                      body.data)
 
     @app.post("/v1/ingest", responses=errors(400, 401, 403, 404, 503))
     async def ingest(request: Request, filename: str = Query(..., min_length=1),

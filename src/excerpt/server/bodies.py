@@ -1,27 +1,39 @@
 """The JSON bodies of the service's routes, and the one rule for every string a request
 carries: no NUL character (no use in text, ids or names; PostgreSQL refuses it in text, and
-the file system in paths), refused as a 400 naming the field."""
+the file system in paths), refused as a 400 naming the field; an unknown field is refused
+naming the field to use and the accepted ones, and a count outside its bounds
+(:mod:`excerpt.limits`) in the sentence the CLI and MCP refuse it with."""
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 from fastapi import Request
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from excerpt.context.fetch import Prioritization
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError
 from excerpt.graph.expand import Direction
 from excerpt.ingest import FORMATS
+from excerpt.limits import LIMITS, MAX_K, refusal
 from excerpt.memory.intents import INTENTS
+from excerpt.rerank.base import offered_reranker
 from excerpt.scope import Scope
 from excerpt.types import SearchMode
 
 MAX_QUERY = 2000
-MAX_K = 100
+_BOUNDS = {"greater_than_equal", "less_than_equal", "greater_than", "less_than"}
+
+
+def bounds(name: str) -> dict[str, int]:
+    """``ge`` and ``le`` of a counted field, from :data:`excerpt.limits.LIMITS`."""
+    low, high = LIMITS[name]
+    return {"ge": low, "le": high}
 
 
 def nul_field(value: Any, where: str = "") -> str | None:
@@ -67,6 +79,44 @@ class Body(NoNul):
     true or false only for the switches (StrictBool: no 0, "yes" or "off"), no NUL."""
 
     model_config = ConfigDict(extra="forbid")
+    renamed: ClassVar[Mapping[str, str]] = {}
+    """Names other interfaces or engines use for a field, and the field they mean here."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_fields(cls, data: Any) -> Any:
+        unknown = [key for key in data if key not in cls.model_fields] if isinstance(
+            data, dict) else []
+        if unknown:  # before pydantic's bare "Extra inputs are not permitted"
+            name = str(unknown[0])
+            raise PydanticCustomError("unknown_field", "{field} is not a field: {advice}",
+                                      {"field": name, "advice": cls.advice(name)})
+        return data
+
+    @classmethod
+    def advice(cls, name: str) -> str:
+        """``use doc_limit (the fields: …)``: the field meant by ``name`` (another name for
+        it, or the closest spelling) if one is, then every field of the body."""
+        fields = list(cls.model_fields)
+        meant = cls.renamed.get(name) or next(
+            iter(difflib.get_close_matches(name, fields, n=1, cutoff=0.6)), None)
+        listing = f"the fields: {', '.join(fields)}"
+        return f"use {meant} ({listing})" if meant else listing
+
+
+def refusal_of(request: Request, errors: Sequence[Any]) -> str:
+    """The first validation error of a request as one line: an unknown field with the field
+    meant and the accepted ones, a count out of bounds in :func:`excerpt.limits.refusal`'s
+    sentence, anything else as the field and pydantic's message."""
+    first: Mapping[str, Any] = errors[0] if errors else {}
+    place = [str(part) for part in first.get("loc", ()) if part != "body"]
+    context = first.get("ctx") or {}
+    if first.get("type") == "unknown_field":
+        return (f"{context['field']} is not a field of {request.method} {request.url.path}: "
+                f"{context['advice']}")
+    if first.get("type") in _BOUNDS and place and place[-1] in LIMITS:
+        return refusal(place[-1], first.get("input"))
+    return f"{'.'.join(place)}: {first.get('msg', 'invalid request')}"
 
 
 def choice(names: Sequence[str]) -> str:
@@ -94,25 +144,37 @@ class ScopedBody(Body):
 class AskBody(ScopedBody):
     """POST /v1/ask: the CLI's option names."""
 
+    renamed: ClassVar[Mapping[str, str]] = {
+        "k": "doc_limit", "top_k": "doc_limit", "limit": "doc_limit", "query": "question",
+        "q": "question"}
+
     question: str = Field(..., min_length=1, max_length=MAX_QUERY)
     where: list[str] = Field(default_factory=list, max_length=MAX_K)
     mode: SearchMode = "hybrid"
     # None: the server's settings (ask_doc_limit, ask_max_quotes, reranker), as the CLI does
-    doc_limit: int | None = Field(None, ge=1, le=MAX_K)
-    fetch_limit: int | None = Field(None, ge=1, le=3 * MAX_K)
-    max_quotes: int | None = Field(None, ge=1, le=20)
+    doc_limit: int | None = Field(None, **bounds("doc_limit"))
+    fetch_limit: int | None = Field(None, **bounds("fetch_limit"))
+    max_quotes: int | None = Field(None, **bounds("max_quotes"))
     rerank: str | None = Field(None, min_length=1)
     mmr: StrictBool = False
     explain: StrictBool = False
     conversation: str | None = Field(None, min_length=1, max_length=200)
+
+    @field_validator("rerank")
+    @classmethod
+    def _offered(cls, value: str | None) -> str | None:
+        try:
+            return offered_reranker(value)
+        except InputError as exc:  # pydantic reports a ValueError as the field's error
+            raise ValueError(str(exc)) from None
 
 
 class GraphBody(ScopedBody):
     """POST /v1/graph: seeds and limits, as `excerpt graph` takes them."""
 
     seeds: list[str] = Field(..., min_length=1, max_length=MAX_K)
-    max_depth: int | None = Field(None, ge=0, le=10)  # None: the server's settings
-    max_nodes: int | None = Field(None, ge=1, le=10_000)
+    max_depth: int | None = Field(None, **bounds("max_depth"))  # None: the server's settings
+    max_nodes: int | None = Field(None, **bounds("max_nodes"))
     allow: list[str] | None = Field(None, max_length=100)
     seed_only: StrictBool = False
     direction: Direction = "out"
@@ -123,17 +185,18 @@ class ContextBody(ScopedBody):
     ``query`` searches (``mode``, ``k``), expands the hits (``max_depth``, ``max_nodes``,
     ``allow``, ``direction``) and packs them."""
 
+    renamed: ClassVar[Mapping[str, str]] = {"top_k": "k", "limit": "k"}
     seeds: list[str] = Field(default_factory=list, max_length=MAX_K)
     graph: list[str] = Field(default_factory=list, max_length=10_000)
     query: str | None = Field(None, min_length=1, max_length=MAX_QUERY)
     mode: SearchMode = "hybrid"
-    k: int | None = Field(None, ge=1, le=MAX_K)
-    max_depth: int | None = Field(None, ge=0, le=10)
-    max_nodes: int | None = Field(None, ge=1, le=10_000)
+    k: int | None = Field(None, **bounds("k"))
+    max_depth: int | None = Field(None, **bounds("max_depth"))
+    max_nodes: int | None = Field(None, **bounds("max_nodes"))
     allow: list[str] | None = Field(None, max_length=100)
     direction: Direction = "out"
-    budget_tokens: int | None = Field(None, ge=1, le=1_000_000)
-    max_chars: int | None = Field(None, ge=0, le=10_000_000)
+    budget_tokens: int | None = Field(None, **bounds("budget_tokens"))
+    max_chars: int | None = Field(None, **bounds("max_chars"))
     prioritization: Prioritization | None = None
 
 

@@ -40,7 +40,7 @@ def upload_name(filename: str, field: str = "filename") -> str:
     if not filename.strip() or filename in (".", ".."):
         raise InputError(f"{field} {shown} is not a file name")
     if "/" in filename or "\\" in filename:
-        raise InputError(f"{field} {shown} must be a plain name, without folders")
+        raise InputError(f"{field} {shown} must be a plain file name, without folders")
     if any(unicodedata.category(c) in ("Cc", "Cs") for c in filename):
         raise InputError(f"{field} {shown} holds a control character")
     if len(filename.encode("utf-8")) > MAX_NAME_BYTES:

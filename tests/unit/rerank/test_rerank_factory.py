@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from excerpt.errors import InputError
 from excerpt.rerank import DEFAULT_RERANKER, KeepOrder, get_reranker, reranker_names
-from excerpt.rerank.base import ranked
+from excerpt.rerank.base import offered_reranker, ranked
 from excerpt.rerank.features import FeatureReranker, min_dist, proximity
 from excerpt.rerank.late_interaction import blend_with_prior, maxsim, maxsim_many
 
@@ -83,3 +84,23 @@ def test_maxsim_many_matches_maxsim_one_by_one() -> None:
     assert maxsim_many(q, docs) == pytest.approx([maxsim(q, d) for d in docs], abs=1e-5)
     assert maxsim_many(q, []) == []
     assert maxsim_many(np.zeros((0, 8)), docs) == [0.0] * 4
+
+
+def test_a_request_may_name_only_the_offered_rerankers() -> None:
+    assert offered_reranker(None) is None
+    assert offered_reranker(" Late-Interaction ") == "late-interaction"
+    texts = set()
+    for path in ("cross-encoder:/etc/passwd", "cross-encoder:/nope.onnx", "/etc/hosts"):
+        with pytest.raises(InputError, match="never a model path") as refused:
+            offered_reranker(path)
+        texts.add(str(refused.value).replace(path, "PATH"))
+    assert len(texts) == 1  # the same refusal whether the file exists or not
+
+
+def test_plain_cross_encoder_is_the_configured_model(
+        make_cross_encoder: Callable[..., Path]) -> None:
+    with pytest.raises(InputError, match="cross_encoder_model"):
+        get_reranker("cross-encoder")
+    model = make_cross_encoder()
+    chosen = get_reranker("cross-encoder", str(model))
+    assert chosen is get_reranker(f"cross-encoder:{model}")
