@@ -23,16 +23,18 @@ def test_a_call_narrows_the_rights_and_never_widens_them(
         tags: list[str] | None, labels: list[str] | None, expected: Principal) -> None:
     rights = Rights(BOB)
     assert rights.principal(tags, labels) == expected
-    caller = Caller("bob", "reader", BOB)  # the REST routes: the same rule, the same answer
+    caller = Caller("bob", "reader", BOB, "60303ae2")  # REST: the same rule, the same answer
     assert caller.narrowed(tags, labels) == expected == caller.rights().principal(tags, labels)
     assert Scope(acl_tag=tags, clearance=labels).principal(caller.rights()) == expected
 
 
 def test_all_access_only_for_who_may_see_all() -> None:
     with pytest.raises(PermissionError, match="admin key"):
-        Caller("bob", "reader", BOB).narrowed(None, None, all_access=True)
-    assert Caller("root", "admin", BOB).narrowed(None, None, True) == Principal.admin()
-    assert Caller("root", "admin", BOB).rights().conversations == "root/"
+        Caller("bob", "reader", BOB, "60303ae2").narrowed(None, None, all_access=True)
+    root = Caller("root", "admin", BOB, "9f86d081")
+    assert root.narrowed(None, None, True) == Principal.admin()
+    # conversations are the key's own by its identity, not by its name (issue 28 item 5)
+    assert root.rights().conversations == "key:9f86d081/"
 
 
 def test_a_scope_gives_the_filters_and_refuses_a_bad_where() -> None:

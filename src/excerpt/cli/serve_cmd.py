@@ -37,10 +37,11 @@ def keys() -> None:
 @handles_errors
 def keys_add(ctx: click.Context, name: str, acl_tags: tuple[str, ...],
              clearances: tuple[str, ...], role: str, keys_file: Path | None) -> None:
-    """Create a key for NAME; the key is printed once (the file keeps its SHA-256)."""
+    """Create a key for NAME; the key is printed once (the file keeps its SHA-256). NAME, tags
+    and labels are non-blank, without control characters; NAME has no '/' or '..'."""
     with KeyRing.editing(_keys_path(ctx, keys_file)) as ring:
         entry, key = ring.add(name, role, acl_tags, clearances)
-    payload = {"name": entry.name, "key": key, "role": entry.role,
+    payload = {"name": entry.name, "id": entry.identity, "key": key, "role": entry.role,
                "acl_tags": list(entry.acl_tags), "clearances": list(entry.clearances)}
     emit(ctx, payload, lambda: click.echo(f"{key}\n(shown once: keep it; role {role})"))
 

@@ -12,8 +12,13 @@ The keys file is YAML (default ``<home>/keys.yaml``)::
         created_at: 2026-11-23T14:40:00+00:00
 
 Writers (`excerpt keys add` / `revoke`) hold a lock on ``keys.yaml.lock`` around their
-read-modify-write and replace the file atomically. A server re-reads the file when it changes;
-while it cannot read it (deleted, broken YAML, a malformed key) no key is valid.
+read-modify-write and replace the file atomically, and write only what the reader reads back
+unchanged. A server re-reads the file when it changes; while it cannot read it (deleted, broken
+YAML, a malformed key) no key is valid.
+
+A key's **identity** is the first 16 hex digits of its SHA-256 (:attr:`KeyEntry.identity`),
+derived, never stored, so every keys file has one: its conversations are named by it, not by
+the key's name, which is reused after a revoke (issue 28 item 5). A new key is a new identity.
 
 A key is ``exk_`` followed by 32 random bytes (URL-safe base64), so a plain SHA-256 is enough to
 store it (it is not a password: there is nothing to guess). Authentication compares digests in
@@ -30,6 +35,7 @@ import logging
 import os
 import secrets
 import tempfile
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -44,6 +50,9 @@ from excerpt.types import Principal
 ROLES = ("reader", "ingester", "admin")
 PREFIX = "exk_"
 KEYS_FILE = "keys.yaml"
+ID_DIGITS = 16
+"""Hex digits of a key's SHA-256 that name it (64 bits: no two keys of a file share them)."""
+MAX_NAME = 200
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +67,11 @@ class KeyEntry:
     revoked: bool = False
     created_at: str = ""
 
+    @property
+    def identity(self) -> str:
+        """Who the key is, for good: its conversations are named by this, not by its name."""
+        return self.sha256[:ID_DIGITS]
+
     def to_yaml(self) -> dict[str, Any]:
         return {"name": self.name, "sha256": self.sha256, "role": self.role,
                 "acl_tags": list(self.acl_tags), "clearances": list(self.clearances),
@@ -66,16 +80,18 @@ class KeyEntry:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the key's name, role and principal."""
+    """Who is calling: the key's name, role, principal and identity."""
 
     name: str
     role: str
     principal: Principal
+    identity: str
 
     def rights(self) -> Rights:
         """The key's rights: its principal at most, all access for an admin key, its own
-        conversations (:mod:`excerpt.scope`)."""
-        return Rights(self.principal, self.role == "admin", f"{self.name}/",
+        conversations (:mod:`excerpt.scope`), named by the key's identity: a key added later
+        under the same name, or a name holding ``/``, never reaches them."""
+        return Rights(self.principal, self.role == "admin", f"key:{self.identity}/",
                       may_ingest=self.role in ("ingester", "admin"),
                       may_ingest_paths=self.role == "admin")
 
@@ -100,6 +116,32 @@ def _strings(raw: dict[str, Any], field_name: str, where: str) -> tuple[str, ...
     return tuple(value)
 
 
+def _plain(value: str, option: str) -> None:
+    """InputError naming ``option`` unless ``value`` is a non-blank string without control
+    characters (NUL, newlines, lone surrogates from undecodable arguments)."""
+    shown = repr(value[:40] + ("…" if len(value) > 40 else ""))
+    if not value.strip():
+        raise InputError(f"{option} {shown} is empty")
+    if any(unicodedata.category(c) in ("Cc", "Cs") for c in value):
+        raise InputError(f"{option} {shown} holds a control character")
+
+
+def check_new_key(name: str, acl_tags: Sequence[str], clearances: Sequence[str]) -> None:
+    """What `excerpt keys add` refuses, naming the option (the reader of old files is more
+    lenient: a file written before stays readable). A name is also not ``.``/``..``, holds no
+    ``/`` or ``\\``, no space at either end, and is at most 200 characters."""
+    _plain(name, "NAME")
+    if name in (".", "..") or "/" in name or "\\" in name:
+        raise InputError(f"NAME {name!r} must be a plain name, without '/', '\\' or '..'")
+    if name != name.strip():
+        raise InputError(f"NAME {name[:40]!r} must not start or end with white space")
+    if len(name) > MAX_NAME:
+        raise InputError(f"NAME {name[:40]!r}… is over {MAX_NAME} characters")
+    for option, values in (("--acl-tag", acl_tags), ("--clearance", clearances)):
+        for value in values:
+            _plain(value, option)
+
+
 def _entry(raw: Any, path: Path, index: int) -> KeyEntry:
     """One key of the file, refused unless every field is what it should be: a misspelled
     ``revoked`` or a tag of the wrong type must not leave a key wider than meant."""
@@ -122,12 +164,19 @@ def _entry(raw: Any, path: Path, index: int) -> KeyEntry:
 
 def _read(path: Path) -> list[KeyEntry]:
     """The keys in ``path``; InputError (naming the file) for anything unreadable."""
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the keys file: {exc}") from None
+    return _parse(text, path)
+
+
+def _parse(text: str, path: Path) -> list[KeyEntry]:
+    """The keys of a keys file's ``text``; InputError naming ``path`` for anything else."""
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text("utf-8")) or {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the keys file: {exc}") from None
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("keys") or [], list):
@@ -217,6 +266,10 @@ class KeyRing:
 
         text = yaml.safe_dump({"keys": [e.to_yaml() for e in self.entries]}, sort_keys=False,
                               allow_unicode=True)
+        # a file the reader refuses would make every key invalid: check it before it replaces
+        # the good one, with the reader itself
+        if _parse(text, self.path) != self.entries:
+            raise InputError(f"{self.path}: not written: the keys would not read back as they are")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
                                    dir=self.path.parent)  # mkstemp: mode 0600, a unique name
@@ -240,6 +293,7 @@ class KeyRing:
         """A new key for ``name`` (which must be new or revoked); returns it once."""
         if role not in ROLES:
             raise InputError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
+        check_new_key(name, acl_tags, clearances)
         if any(e.name == name and not e.revoked for e in self.entries):
             raise InputError(f"a key named {name!r} exists; revoke it first")
         key = PREFIX + secrets.token_urlsafe(32)
@@ -267,4 +321,5 @@ class KeyRing:
         if found is None:
             return None
         return Caller(found.name, found.role,
-                      Principal(frozenset(found.acl_tags), frozenset(found.clearances)))
+                      Principal(frozenset(found.acl_tags), frozenset(found.clearances)),
+                      found.identity)
