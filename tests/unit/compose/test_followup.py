@@ -15,7 +15,7 @@ LEAVE = [("user", "휴학 중에 장학금을 받을 수 있나요?"), ("assista
     ("question", "recent", "resolved", "reason"),
     [
         ("And what does he say about youth?", HENRY,
-         "And what does Lord Henry say about youth?", "pronoun"),
+         "What does Lord Henry say about youth?", "pronoun"),  # its "And" dropped
         ("Is it immoral?", HENRY, "Is influence immoral?", "pronoun"),
         ("What about youth?", HENRY, "What does Lord Henry say about youth?", "ellipsis"),
         ("Why does Dorian hide the portrait?", HENRY, "Why does Dorian hide the portrait?", ""),
