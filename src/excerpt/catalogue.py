@@ -6,10 +6,11 @@ nodes, and the counts are of what it sees; a snapshot or set it may see nothing 
 found" with the very error a missing one gets, so nobody learns what exists beyond their rights.
 
 Collections are known the same way: a caller's collections are those where it sees a node (all
-of them with all access).  A mistyped name is answered with the closest of THOSE names
-(``no collection 'bokks'; did you mean 'books'?``), never with one it may not see.  Deleting a
-snapshot or a collection is the store's one transaction (store/deletion.py): no half-deleted
-snapshot is ever visible.
+of them with all access); a collection exists once one of its imports completed, so an import
+interrupted before its first snapshot leaves none (every command says "no collection").  A
+mistyped name is answered with the closest of THOSE names (``no collection 'bokks'; did you
+mean 'books'?``), never with one it may not see.  Deleting a snapshot or a collection is the
+store's one transaction (store/deletion.py): no half-deleted snapshot is ever visible.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ class Catalogue:
 
     def listing(self, collection: str | None, principal: Principal) -> dict[str, Any]:
         """Snapshots and sets as ``principal`` may know them: a snapshot only when it may see
-        one of its nodes, with the counts of what it may see; a set with only such members,
-        and not at all when it has none."""
+        one of its nodes, with the counts of what it may see, and ``retired`` when a sync
+        took its source out of the current view (its file was deleted); a set with only such
+        members, and not at all when it has none."""
         if collection is not None and collection not in self.store.collections():
             raise self.missing_collection(collection, principal)
         snaps = self.store.snapshots(collection)
@@ -44,10 +46,13 @@ class Catalogue:
             raise self.missing_collection(collection, principal)  # nothing it may see there
         sets = {name: [i for i in ids if i in counts]
                 for name, ids in self.store.snapshot_sets(collection).items()}
+        retired = {(name, source) for name in {s.collection for s in snaps}
+                   for source in self.store.retired_sources(name)}
         return {
-            "snapshots": [replace(s, documents=counts[s.snapshot_id][0],
-                                  nodes=counts[s.snapshot_id][1],
-                                  edges=counts[s.snapshot_id][2]).to_json()
+            "snapshots": [{**replace(s, documents=counts[s.snapshot_id][0],
+                                     nodes=counts[s.snapshot_id][1],
+                                     edges=counts[s.snapshot_id][2]).to_json(),
+                           "retired": (s.collection, s.source) in retired}
                           for s in snaps if s.snapshot_id in counts],
             "sets": [{"name": n, "snapshot_ids": ids} for n, ids in sorted(sets.items()) if ids],
             **principal.describe(),

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from excerpt.cli.main import (
+    Bounded,
     cli,
     emit,
     handles_errors,
@@ -29,18 +30,19 @@ from excerpt.types import SEARCH_MODES
 @click.option("--snapshot-set", default=None, help="Read the snapshots of this set.")
 @click.option("--where", "where", multiple=True, metavar="KEY=VALUE",
               help="Metadata filter: the value, or a list holding it (repeatable).")
-@click.option("--doc-limit", type=click.IntRange(min=1), default=None,
-              help="Passages that reach composition (default: setting ask_doc_limit, 10).")
-@click.option("--fetch-limit", type=click.IntRange(min=1), default=None,
-              help="With a reranker: candidates retrieved before it narrows them "
+@click.option("--doc-limit", type=Bounded("doc_limit"), default=None,
+              help="Passages that reach composition, at most 100 (default: setting "
+                   "ask_doc_limit, 10).")
+@click.option("--fetch-limit", type=Bounded("fetch_limit"), default=None,
+              help="With a reranker: candidates retrieved before it narrows them, at most 300 "
                    "(default 3 x doc-limit, never below doc-limit).")
 @click.option("--rerank", "rerank", default=None, metavar="NAME", is_flag=False,
               flag_value="features",
               help="Rerank with NAME (features, late-interaction, cross-encoder:PATH; "
                    "bare --rerank: features). Default: setting reranker.")
 @click.option("--mmr", is_flag=True, help="Diversify the passages with MMR (setting mmr_lambda).")
-@click.option("--max-quotes", type=click.IntRange(min=1), default=None,
-              help="Quotes listed at most (default: setting ask_max_quotes, 4).")
+@click.option("--max-quotes", type=Bounded("max_quotes"), default=None,
+              help="Quotes listed at most, up to 20 (default: setting ask_max_quotes, 4).")
 @click.option("--explain", is_flag=True,
               help="Add the PROV-O provenance events (question, grounding, exploration, focus, "
                    "synthesis) to the output.")

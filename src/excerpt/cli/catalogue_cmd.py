@@ -107,8 +107,8 @@ def collections_delete(ctx: click.Context, name: str, yes: bool) -> None:
 def snapshots(ctx: click.Context, collection: str | None, acl_tags: tuple[str, ...],
               clearances: tuple[str, ...], all_access: bool) -> None:
     """List the snapshots and snapshot sets the caller may see (a snapshot when it may see one
-    of its nodes, counting only those; anonymous by default); `snapshots delete ID` deletes
-    one."""
+    of its nodes, counting only those; anonymous by default), each marked retired when a sync
+    took its source out of the current view; `snapshots delete ID` deletes one."""
     if ctx.invoked_subcommand is not None:
         return
     principal = make_principal(acl_tags, clearances, all_access)
@@ -118,13 +118,14 @@ def snapshots(ctx: click.Context, collection: str | None, acl_tags: tuple[str, .
 
 def _snapshot_table(payload: dict[str, Any]) -> None:
     """The snapshots as a table whose cells wrap (a long source path is folded over lines,
-    never cut), then the sets."""
-    table = Table("snapshot", "collection", "source", "nodes", "name", "created")
+    never cut), then the sets; a snapshot of a retired source (a file a sync saw deleted) says
+    so: it is history, not in what a search reads."""
+    table = Table("snapshot", "collection", "source", "nodes", "name", "created", "retired")
     for column in table.columns:
         column.overflow = "fold"
     for s in payload["snapshots"]:
         table.add_row(s["snapshot_id"], s["collection"], s["source"], str(s["nodes"]),
-                      s["name"] or "", s["created_at"])
+                      s["name"] or "", s["created_at"], "retired" if s["retired"] else "")
     Console().print(table)
     for st in payload["sets"]:
         click.echo(f"set {st['name']}: {', '.join(st['snapshot_ids'])}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from excerpt.cli.main import (
+    Bounded,
     cli,
     emit,
     handles_errors,
@@ -34,10 +35,11 @@ direction_option = click.option(
               help="The collection of the seeds.")
 @click.option("--snapshot", "snapshot_id", default=None, help="Expand in this snapshot only.")
 @click.option("--snapshot-set", default=None, help="Expand in the snapshots of this set.")
-@click.option("--max-depth", type=click.IntRange(min=0), default=None,
-              help="Deepest level from a seed (default: setting graph_max_depth).")
-@click.option("--max-nodes", type=click.IntRange(min=1), default=None,
-              help="Most nodes returned, seeds included (default: graph_max_nodes).")
+@click.option("--max-depth", type=Bounded("max_depth"), default=None,
+              help="Deepest level from a seed, up to 10 (default: setting graph_max_depth).")
+@click.option("--max-nodes", type=Bounded("max_nodes"), default=None,
+              help="Most nodes returned, seeds included, up to 10,000 (default: "
+                   "graph_max_nodes).")
 @click.option("--allow", "allow", multiple=True, metavar="RELATION",
               help="A relation to follow (repeatable; default: graph_edge_allowlist).")
 @click.option("--seed-only", is_flag=True, help="Only edges that touch a seed.")
@@ -79,24 +81,25 @@ def graph(ctx: click.Context, seeds: tuple[str, ...], collection: str, snapshot_
               help="The collection of the nodes.")
 @click.option("--snapshot", "snapshot_id", default=None, help="Read this snapshot only.")
 @click.option("--snapshot-set", default=None, help="Read the snapshots of this set.")
-@click.option("--budget-tokens", type=click.IntRange(min=0), default=None,
-              help="Token budget (default: setting context_budget_tokens).")
+@click.option("--budget-tokens", type=Bounded("budget_tokens"), default=None,
+              help="Token budget, 1 to 1,000,000 (default: setting context_budget_tokens).")
 @click.option("--budget-from-settings", is_flag=True,
               help="Take the budget from settings (the default when --budget-tokens is absent).")
-@click.option("--max-chars", type=click.IntRange(min=0), default=None,
-              help="Character budget over all texts.")
+@click.option("--max-chars", type=Bounded("max_chars"), default=None,
+              help="Character budget over all texts, up to 10,000,000.")
 @click.option("--prioritization", type=click.Choice(PRIORITIZATIONS), default=None,
               help="Order (default: setting context_prioritization).")
 @click.option("--query", default=None,
               help="Search this, expand the hits and pack them (hits are seeds).")
 @click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True,
               help="Search mode of --query.")
-@click.option("-k", "k", type=click.IntRange(min=1), default=None,
-              help="Hits of --query to expand (default: the search's own k).")
-@click.option("--max-depth", type=click.IntRange(min=0), default=None,
-              help="Expansion depth of --query's hits (default: setting graph_max_depth).")
-@click.option("--max-nodes", type=click.IntRange(min=1), default=None,
-              help="Most nodes the expansion returns (default: graph_max_nodes).")
+@click.option("-k", "k", type=Bounded("k"), default=None,
+              help="Hits of --query to expand, at most 100 (default: the search's own k).")
+@click.option("--max-depth", type=Bounded("max_depth"), default=None,
+              help="Expansion depth of --query's hits, up to 10 (default: setting "
+                   "graph_max_depth).")
+@click.option("--max-nodes", type=Bounded("max_nodes"), default=None,
+              help="Most nodes the expansion returns, up to 10,000 (default: graph_max_nodes).")
 @click.option("--allow", "allow", multiple=True, metavar="RELATION",
               help="A relation the expansion follows (repeatable).")
 @direction_option

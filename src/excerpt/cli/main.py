@@ -22,6 +22,7 @@ from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError
 from excerpt.ingest import FORMATS
+from excerpt.limits import LIMITS, within
 from excerpt.scope import Rights, Scope
 from excerpt.settings import Settings, load_settings
 from excerpt.types import SEARCH_MODES, Filters, Principal
@@ -102,6 +103,24 @@ def local_scope(scope: Scope) -> tuple[Filters, Principal]:
     return filters, scope.principal(LOCAL_RIGHTS)
 
 
+class Bounded(click.IntRange):
+    """An integer option with the bounds of ``LIMITS[name]`` (:mod:`excerpt.limits`): a value
+    outside them is a usage error (exit 2) in the very sentence HTTP and MCP refuse it with."""
+
+    def __init__(self, name: str) -> None:
+        low, high = LIMITS[name]
+        super().__init__(low, high)
+        self.limit = name
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        number = click.INT.convert(value, param, ctx)
+        try:
+            return within(self.limit, number)
+        except InputError as exc:
+            raise click.UsageError(str(exc), ctx) from None
+
+
 COMMANDS = {
     "ask": "ask_cmd",
     "collections": "catalogue_cmd",
@@ -156,15 +175,35 @@ class LazyGroup(click.Group):
         super().__init__(*args, **kwargs)
         self.commands = LazyCommands(self.commands)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.NoSuchOption as exc:  # `search x --home DIR`: say where it goes
+            raise self.misplaced(exc, ctx.invoked_subcommand) or exc from None
+
+    def misplaced(self, exc: click.NoSuchOption,
+                  command: str | None) -> click.UsageError | None:
+        """The usage error for a global option given after the command (click only knows
+        the command's own options there), or None when ``exc`` is about another option."""
+        for param in self.params:
+            if isinstance(param, click.Option) and exc.option_name in param.opts:
+                value = "" if param.is_flag else f" {param.metavar or 'VALUE'}"
+                rest = f" {command or 'COMMAND'} …" if param.expose_value else ""  # --version
+                return click.UsageError(
+                    f"{exc.option_name} is a global option: put it before the command: "
+                    f"excerpt {exc.option_name}{value}{rest}", exc.ctx)
+        return None
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", default=default_home, show_default="$EXCERPT_HOME or ./.excerpt",
-              type=click.Path(file_okay=False, path_type=Path), help="Where the store lives.")
+              type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Where the store lives.")
 @click.option("--settings", "settings_file", default=None, envvar="EXCERPT_SETTINGS",
-              type=click.Path(dir_okay=False, path_type=Path),
+              type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Pipeline settings file (.toml/.yaml); options given on a command win.")
 @click.option("--log-dir", default=None, envvar="EXCERPT_LOG_DIR",
-              type=click.Path(file_okay=False, path_type=Path),
+              type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Write pipeline traces and logs here (overrides the log_dir setting).")
 @click.option("--store", "store_url", default=None, envvar="EXCERPT_STORE", metavar="URL",
               help="Keep everything in PostgreSQL + pgvector at this postgresql:// URL "
@@ -254,12 +293,17 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], collection: str, fmt: st
            no_progress: bool) -> None:
     """Import PATHS (files or folders) as one new snapshot of a source."""
     engine: Engine = ctx.obj["engine"]
-    with progress_bar(not no_progress) as update:
-        result = engine.ingest(
-            list(paths), collection=collection, fmt=fmt, acl_tags=acl_tags,
-            classification_labels=labels, snapshot_name=snapshot_name, embedder=embedder,
-            source=source, progress=update, ray=ray_address,
-        )
+    try:
+        with progress_bar(not no_progress) as update:
+            result = engine.ingest(
+                list(paths), collection=collection, fmt=fmt, acl_tags=acl_tags,
+                classification_labels=labels, snapshot_name=snapshot_name, embedder=embedder,
+                source=source, progress=update, ray=ray_address,
+            )
+    except KeyboardInterrupt:  # Ctrl-C: the run is marked failed and nothing of it shows
+        click.echo("excerpt: interrupted: the import was not published, nothing of it is "
+                   "visible; run it again to import", err=True)
+        ctx.exit(130)  # 128 + SIGINT, as a shell reports a command Ctrl-C stopped
     payload = result.to_json()
 
     def human() -> None:
@@ -335,8 +379,8 @@ def snapshot_set(ctx: click.Context, name: str, snapshot_ids: tuple[str, ...],
               help="The collection to search.")
 @click.option("--mode", type=click.Choice(SEARCH_MODES), default="hybrid", show_default=True,
               help="bm25: words; semantic: embeddings; hybrid: both, fused.")
-@click.option("-k", "k", type=click.IntRange(min=1), default=None,
-              help="How many hits (default 10).")
+@click.option("-k", "k", type=Bounded("k"), default=None,
+              help="How many hits, at most 100 (default: adaptive, else setting default_k).")
 @click.option("--snapshot", "snapshot_id", default=None, help="Search this snapshot only.")
 @click.option("--snapshot-set", default=None, help="Search the snapshots of this set.")
 @click.option("--where", "where", multiple=True, metavar="KEY=VALUE",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 from pathlib import Path
 
 import click
 
 from excerpt.cli.main import cli, emit, handles_errors, json_option
+from excerpt.errors import InputError
 from excerpt.server.keys import KEYS_FILE, ROLES, KeyRing
 
 keys_option = click.option("--keys", "keys_file", default=None,
@@ -84,6 +87,24 @@ def serve(ctx: click.Context, host: str, port: int, ingest_roots: tuple[Path, ..
     ring = KeyRing.load(_keys_path(ctx, keys_file))  # a broken file: exit 1, naming it
     if not ring.entries:
         raise click.UsageError("no API keys yet: create one with `excerpt keys add NAME`")
+    _check_port(host, port)  # before the URL is printed: never announce a dead address
     plural = f", {workers} workers" if workers > 1 else ""
     click.echo(f"excerpt on http://{host}:{port} ({len(ring.entries)} keys{plural})", err=True)
     run(ctx.obj["engine"], ring, host, port, ingest_roots, workers)
+
+
+def _check_port(host: str, port: int) -> None:
+    """Refuses (exit 1, one line) an address the server could not listen on: binds it once,
+    as uvicorn will (SO_REUSEADDR), and lets it go."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:  # socket.gaierror too: a host that does not resolve
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(f"port {port} is in use: another program listens on "
+                             f"{host}:{port}; stop it or choose another --port") from None
+        raise InputError(f"cannot listen on {host}:{port}: "
+                         f"{exc.strerror or exc}") from None

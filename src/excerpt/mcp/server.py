@@ -30,6 +30,7 @@ from pydantic import Field
 
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, NotFoundError
+from excerpt.limits import LIMITS
 from excerpt.mcp import models
 from excerpt.mcp.tools import Ingest, Tools
 from excerpt.memory.store import MemoryStore
@@ -57,7 +58,17 @@ AllAccess = Annotated[bool, Field(description="see everything: admin keys (HTTP)
                                               "`excerpt mcp --all-access` only")]
 Mode = Annotated[Literal["bm25", "semantic", "hybrid"], Field(
     description="bm25 (words), semantic (embeddings) or hybrid (both, fused)")]
-K = Annotated[int | None, Field(ge=1, le=100, description="how many hits (default: adaptive)")]
+
+
+def bounds(name: str) -> dict[str, Any]:
+    """A count's bounds (:mod:`excerpt.limits`) for its schema; the tools enforce them
+    (:mod:`excerpt.mcp.tools`), refusing in the sentence the CLI and HTTP use."""
+    low, high = LIMITS[name]
+    return {"minimum": low, "maximum": high}
+
+
+K = Annotated[int | None, Field(json_schema_extra=bounds("k"),
+                                description="how many hits (default: adaptive)")]
 Rerank = Annotated[str | None, Field(
     description="reranker: none, features, late-interaction, or cross-encoder (the model "
                 "the server's cross_encoder_model setting names; default: the server's "
@@ -66,10 +77,12 @@ Ids = Annotated[list[str], Field(min_length=1, max_length=100, description="node
 Direction = Annotated[Literal["out", "in", "both"], Field(
     description="follow edges out of the seeds (what they cite, call, read), into them "
                 "(what cites or calls them) or both")]
-MaxDepth = Annotated[int | None, Field(ge=0, le=10, description="hops at most (default: "
-                                                                "setting graph_max_depth)")]
-MaxNodes = Annotated[int | None, Field(ge=1, le=10_000, description="nodes at most (default: "
-                                                                    "setting graph_max_nodes)")]
+MaxDepth = Annotated[int | None, Field(json_schema_extra=bounds("max_depth"),
+                                       description="hops at most (default: setting "
+                                                   "graph_max_depth)")]
+MaxNodes = Annotated[int | None, Field(json_schema_extra=bounds("max_nodes"),
+                                       description="nodes at most (default: setting "
+                                                   "graph_max_nodes)")]
 Allow = Annotated[list[str] | None, Field(description="edge relations to follow (default: "
                                                       "setting graph_edge_allowlist)")]
 Conversation = Annotated[str, Field(min_length=1, max_length=200, description=(
@@ -129,13 +142,17 @@ def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None
                   collection: Collection = "default", mode: Mode = "hybrid",
                   snapshot: Snapshot = None, snapshot_set: SnapshotSet = None,
                   where: Where = None,
-                  doc_limit: Annotated[int | None, Field(ge=1, le=100, description=(
-                      "passages that reach composition (default: setting ask_doc_limit)"))]
+                  doc_limit: Annotated[int | None, Field(
+                      json_schema_extra=bounds("doc_limit"), description=(
+                          "passages that reach composition (default: setting ask_doc_limit)"))]
                   = None,
-                  fetch_limit: Annotated[int | None, Field(ge=1, le=300, description=(
-                      "with a reranker: candidates retrieved before it narrows them"))] = None,
-                  max_quotes: Annotated[int | None, Field(ge=1, le=20, description=(
-                      "quotes listed at most (default: setting ask_max_quotes)"))] = None,
+                  fetch_limit: Annotated[int | None, Field(
+                      json_schema_extra=bounds("fetch_limit"), description=(
+                          "with a reranker: candidates retrieved before it narrows them"))]
+                  = None,
+                  max_quotes: Annotated[int | None, Field(
+                      json_schema_extra=bounds("max_quotes"), description=(
+                          "quotes listed at most (default: setting ask_max_quotes)"))] = None,
                   rerank: Rerank = None,
                   mmr: Annotated[bool, Field(description="diversify the passages (MMR)")]
                   = False,
@@ -180,10 +197,11 @@ def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None
                       graph: Annotated[list[str] | None, Field(
                           max_length=10_000, description="node ids packed after the seeds")]
                       = None,
-                      budget_tokens: Annotated[int | None, Field(ge=1, le=1_000_000,
-                                                                 description=(
+                      budget_tokens: Annotated[int | None, Field(
+                          json_schema_extra=bounds("budget_tokens"), description=(
                           "token budget (default: setting context_budget_tokens)"))] = None,
-                      max_chars: Annotated[int | None, Field(ge=0, le=10_000_000)] = None,
+                      max_chars: Annotated[int | None, Field(
+                          json_schema_extra=bounds("max_chars"))] = None,
                       prioritization: Annotated[
                           Literal["seed_first", "graph_first", "balanced"] | None,
                           Field(description="order offered to the budget")] = None,

@@ -35,7 +35,6 @@ from excerpt.engine import MAX_AROUND, Engine
 from excerpt.errors import (
     ExcerptError,
     InputError,
-    NotFoundError,
 )
 from excerpt.ingest import FORMATS
 from excerpt.ingest.pipeline import check_labels
@@ -295,9 +294,8 @@ def create_app(engine: Engine, keys: KeyRing,
                   clearance: list[str] | None = Query(None),  # noqa: B008
                   all_access: bool = False,
                   who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
-        """`excerpt snapshots`: only what the key's principal may see (issue 15)."""
-        if collection is not None and collection not in engine.store.collections():
-            raise NotFoundError(f"no collection {collection!r}")
+        """`excerpt snapshots`: only what the key's principal may see (issue 15); a snapshot
+        of a source a sync retired is marked ``"retired": true``."""
         return engine.snapshots(collection, who.narrowed(acl_tag, clearance, all_access))
 
     return app

@@ -20,7 +20,8 @@ from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError
 from excerpt.graph.expand import Direction
 from excerpt.ingest import FORMATS
-from excerpt.limits import LIMITS, MAX_K, refusal
+from excerpt.limits import LIMITS, refusal
+from excerpt.limits import MAX_K as MAX_K  # the routes' and chat's too
 from excerpt.memory.intents import INTENTS
 from excerpt.rerank.base import offered_reranker
 from excerpt.scope import Scope
@@ -30,10 +31,11 @@ MAX_QUERY = 2000
 _BOUNDS = {"greater_than_equal", "less_than_equal", "greater_than", "less_than"}
 
 
-def bounds(name: str) -> dict[str, int]:
-    """``ge`` and ``le`` of a counted field, from :data:`excerpt.limits.LIMITS`."""
+def counted(name: str) -> Any:
+    """An optional counted field (None: the server's settings) within its bounds in
+    :data:`excerpt.limits.LIMITS`."""
     low, high = LIMITS[name]
-    return {"ge": low, "le": high}
+    return Field(None, ge=low, le=high)
 
 
 def nul_field(value: Any, where: str = "") -> str | None:
@@ -152,9 +154,9 @@ class AskBody(ScopedBody):
     where: list[str] = Field(default_factory=list, max_length=MAX_K)
     mode: SearchMode = "hybrid"
     # None: the server's settings (ask_doc_limit, ask_max_quotes, reranker), as the CLI does
-    doc_limit: int | None = Field(None, **bounds("doc_limit"))
-    fetch_limit: int | None = Field(None, **bounds("fetch_limit"))
-    max_quotes: int | None = Field(None, **bounds("max_quotes"))
+    doc_limit: int | None = counted("doc_limit")
+    fetch_limit: int | None = counted("fetch_limit")
+    max_quotes: int | None = counted("max_quotes")
     rerank: str | None = Field(None, min_length=1)
     mmr: StrictBool = False
     explain: StrictBool = False
@@ -173,8 +175,8 @@ class GraphBody(ScopedBody):
     """POST /v1/graph: seeds and limits, as `excerpt graph` takes them."""
 
     seeds: list[str] = Field(..., min_length=1, max_length=MAX_K)
-    max_depth: int | None = Field(None, **bounds("max_depth"))  # None: the server's settings
-    max_nodes: int | None = Field(None, **bounds("max_nodes"))
+    max_depth: int | None = counted("max_depth")  # None: the server's settings
+    max_nodes: int | None = counted("max_nodes")
     allow: list[str] | None = Field(None, max_length=100)
     seed_only: StrictBool = False
     direction: Direction = "out"
@@ -190,13 +192,13 @@ class ContextBody(ScopedBody):
     graph: list[str] = Field(default_factory=list, max_length=10_000)
     query: str | None = Field(None, min_length=1, max_length=MAX_QUERY)
     mode: SearchMode = "hybrid"
-    k: int | None = Field(None, **bounds("k"))
-    max_depth: int | None = Field(None, **bounds("max_depth"))
-    max_nodes: int | None = Field(None, **bounds("max_nodes"))
+    k: int | None = counted("k")
+    max_depth: int | None = counted("max_depth")
+    max_nodes: int | None = counted("max_nodes")
     allow: list[str] | None = Field(None, max_length=100)
     direction: Direction = "out"
-    budget_tokens: int | None = Field(None, **bounds("budget_tokens"))
-    max_chars: int | None = Field(None, **bounds("max_chars"))
+    budget_tokens: int | None = counted("budget_tokens")
+    max_chars: int | None = counted("max_chars")
     prioritization: Prioritization | None = None
 
 

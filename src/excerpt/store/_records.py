@@ -59,7 +59,11 @@ class RecordQueries:
     # -- snapshots and sets ---------------------------------------------------------------------
 
     def collections(self) -> list[str]:
-        return [r[0] for r in self._select("SELECT name FROM collections ORDER BY name")]
+        """Collections with a snapshot: the row an import run adds when it begins is not a
+        collection until the run publishes (an interrupted first import leaves none)."""
+        return [r[0] for r in self._select(
+            "SELECT name FROM collections c WHERE EXISTS (SELECT 1 FROM snapshots s "
+            "WHERE s.collection = c.name) ORDER BY name")]
 
     def _snapshots(self, where: str, args: tuple[Any, ...]) -> list[SnapshotInfo]:
         rows = self._select(
