@@ -148,19 +148,20 @@ def test_names_holding_a_slash_do_not_reach_each_others_conversations(
 BAD_CONVERSATIONS = ["..", ".", "a/b", "a\\b", "a\x00b", "a\nb", "a\x7fb", "   ", "x" * 201]
 
 
-@pytest.mark.parametrize("name", BAD_CONVERSATIONS)
 def test_a_conversation_name_that_is_not_a_plain_name_is_a_400_naming_the_field(
-        service: Service, name: str) -> None:
+        service: Service) -> None:
     alice = service.keys["alice"]
-    for status, answer in (service.ask(alice, name), service.memory(alice, name)):
-        if status == 404 and "/" in name:  # %2F in the path: no route has two segments there
-            assert answer["kind"] == "not_found", answer
-            continue
-        assert status == 400, (name, status, answer)
-        assert answer["kind"] == "input" and "conversation" in answer["error"], answer
-        assert str(service.home) not in answer["error"]
-    is_error, text = mcp_read(service.url, alice, name)
-    assert is_error and "conversation" in text, text
+    for name in BAD_CONVERSATIONS:
+        for status, answer in (service.ask(alice, name), service.memory(alice, name)):
+            if status == 404 and "/" in name:  # %2F in the path: no route has two segments
+                assert answer["kind"] == "not_found", answer
+                continue
+            assert status == 400, (name, status, answer)
+            assert answer["kind"] == "input" and "conversation" in answer["error"], answer
+            assert str(service.home) not in answer["error"]
+        is_error, text = mcp_read(service.url, alice, name)
+        assert is_error, (name, text)
+        assert "conversation" in text or "NUL" in text, (name, text)  # NUL: refused earlier
 
 
 def keys_add(keys_file: Path, *args: str) -> Any:
