@@ -2,6 +2,7 @@
 
 Run:  .venv/bin/python bench/load.py [--clients 50] [--seconds 60] [--think-ms 0 500]
                                      [--home DIR] [--workers 1 2] [--client asyncio|wrk]
+                                     [--route mix|search] [--connection keep-alive new]
 
 The two books are ingested BM25-only into ``--home`` (collection ``books``) unless there. The
 service is the real command, ``excerpt serve``, in its own process on a free port with one
@@ -18,6 +19,15 @@ two workers at least 1.7 times one at saturation, zero errors). ``--client wrk``
 saturation only, with wrk (the Debian package: C, one thread, so the load generator takes a
 sliver of the 2 cores the workers need, where the asyncio clients take a good part of one):
 searches alone, then asks alone, each a closed loop of ``--clients`` connections.
+
+Latency per request (issue 28: two workers served every kept-alive request 46 ms late, the
+client's delayed ACK, which 50 connections at saturation hid): ``--route search`` sends only
+searches, ``--clients 1 4`` runs each count in turn, and ``--connection keep-alive new`` runs
+each with kept-alive connections, then with a new connection per request (closed by the
+client after the response). For example::
+
+    bench/load.py --workers 1 2 --route search --clients 1 4 --think-ms 0 --seconds 15 \
+        --connection keep-alive new
 """
 
 from __future__ import annotations
@@ -58,8 +68,8 @@ def free_port() -> int:
 class Connection:
     """One keep-alive HTTP/1.1 connection: request in, status and body out."""
 
-    def __init__(self, port: int, key: str) -> None:
-        self.port, self.key = port, key
+    def __init__(self, port: int, key: str, fresh: bool = False) -> None:
+        self.port, self.key, self.fresh = port, key, fresh  # fresh: one connection a request
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
@@ -78,21 +88,25 @@ class Connection:
             if name.lower() == "content-length":
                 length = int(value)
         await self.reader.readexactly(length)
+        if self.fresh:
+            self.close()
         return int(status_line.split()[1])
 
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+            self.reader = self.writer = None
 
 
 async def client(port: int, key: str, until: float, think_ms: float, seed: int,
-                 out: dict[str, list[tuple[float, int]]]) -> None:
-    rng, conn, i = random.Random(seed), Connection(port, key), seed
+                 out: dict[str, list[tuple[float, int]]], route_mix: str = "mix",
+                 fresh: bool = False) -> None:
+    rng, conn, i = random.Random(seed), Connection(port, key, fresh), seed
     try:
         while time.monotonic() < until:
             if think_ms:
                 await asyncio.sleep(rng.expovariate(1000 / think_ms))
-            if i % 5 == 4:
+            if i % 5 == 4 and route_mix == "mix":
                 route, method, target = "ask", "POST", "/v1/ask"
                 body = json.dumps({"question": QUESTIONS[i % len(QUESTIONS)],
                                    "collection": "books", "mode": "bm25"}).encode()
@@ -104,19 +118,20 @@ async def client(port: int, key: str, until: float, think_ms: float, seed: int,
             try:
                 status = await conn.call(method, target, body)
             except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
-                status, conn = 0, Connection(port, key)
+                status, conn = 0, Connection(port, key, fresh)
             out[route].append(((time.perf_counter() - t) * 1000, status))
             i += 1
     finally:
         conn.close()
 
 
-async def run(port: int, key: str, clients: int, seconds: float,
-              think_ms: float) -> dict[str, list[tuple[float, int]]]:
+async def run(port: int, key: str, clients: int, seconds: float, think_ms: float,
+              route_mix: str = "mix", fresh: bool = False) -> dict[str, list[tuple[float, int]]]:
     out: dict[str, list[tuple[float, int]]] = {"search": [], "ask": []}
     until = time.monotonic() + seconds
-    await asyncio.gather(*(client(port, key, until, think_ms, c, out) for c in range(clients)))
-    return out
+    await asyncio.gather(*(client(port, key, until, think_ms, c, out, route_mix, fresh)
+                           for c in range(clients)))
+    return {route: rows for route, rows in out.items() if rows}
 
 
 def start_server(home: Path, port: int, workers: int = 1) -> subprocess.Popen[bytes]:
@@ -190,6 +205,14 @@ def run_wrk(port: int, key: str, route: str, clients: int, seconds: float) -> di
             **{p: round(found[p], 1) for p in ("p50", "p95", "p99")}}
 
 
+def runs(args: argparse.Namespace) -> list[tuple[int, str, float, str]]:
+    """The runs ``args`` ask for: clients, route, think time and connection of each."""
+    if args.client == "wrk":  # wrk keeps its connections alive
+        return [(c, route, 0.0, "keep-alive") for c in args.clients for route in ("search", "ask")]
+    return [(c, args.route, t, connection) for c in args.clients for t in args.think_ms
+            for connection in args.connection]
+
+
 def measure(home: Path, key: str, workers: int, args: argparse.Namespace) -> None:
     """Every run of ``args`` against one ``excerpt serve --workers`` process, a JSON line each."""
     port = free_port()
@@ -198,19 +221,18 @@ def measure(home: Path, key: str, workers: int, args: argparse.Namespace) -> Non
         process = psutil.Process(server.pid)
         # warm-up: many connections, so that every worker has loaded its segments
         asyncio.run(run(port, key, 8 * workers, 3.0, 0.0))
-        runs: list[tuple[str, float]] = ([("search", 0.0), ("ask", 0.0)]
-                                         if args.client == "wrk" else
-                                         [("mix", t) for t in args.think_ms])
-        for route, think_ms in runs:
+        for clients, route, think_ms, connection in runs(args):
             cpu_before, start = server_cpu(process), time.perf_counter()
             if args.client == "wrk":
-                row: dict[str, object] = {"route": route, "clients": args.clients,
-                                          **run_wrk(port, key, route, args.clients, args.seconds)}
+                row: dict[str, object] = {"route": route, "clients": clients,
+                                          **run_wrk(port, key, route, clients, args.seconds)}
                 wall = time.perf_counter() - start
             else:
-                out = asyncio.run(run(port, key, args.clients, args.seconds, think_ms))
+                out = asyncio.run(run(port, key, clients, args.seconds, think_ms, route,
+                                      connection == "new"))
                 wall = time.perf_counter() - start
-                row = report(out, wall, 0.0, args.clients, think_ms)
+                row = {"route": route, "connection": connection,
+                       **report(out, wall, 0.0, clients, think_ms)}
             row["server_cpu_percent"] = round(100 * (server_cpu(process) - cpu_before) / wall)
             print(json.dumps({"workers": workers, **row,
                               "load_average": os.getloadavg()[0]}), flush=True)
@@ -222,12 +244,17 @@ def measure(home: Path, key: str, workers: int, args: argparse.Namespace) -> Non
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--clients", type=int, nargs="+", default=[50])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--think-ms", type=float, nargs="+", default=[0.0, 500.0])
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--workers", type=int, nargs="+", default=[1])
     parser.add_argument("--client", choices=("asyncio", "wrk"), default="asyncio")
+    parser.add_argument("--route", choices=("mix", "search"), default="mix",
+                        help="mix: 4 searches then 1 ask per client; search: searches only")
+    parser.add_argument("--connection", choices=("keep-alive", "new"), nargs="+",
+                        default=["keep-alive"],
+                        help="new: a new connection per request (asyncio clients only)")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="excerpt-load-")) / "home"
     listed = subprocess.run([str(EXCERPT), "--home", str(home), "snapshots", "--collection",
