@@ -48,6 +48,11 @@ class Settings:
     dense_index_candidates: int = _setting(
         400, "Nodes the IVF walk returns, re-scored with the float vectors before the top is "
              "kept (fewer: faster, further from exact).")
+    segment_open_files: int = _setting(
+        256, "Most segment files a process keeps memory-mapped, each an open file (ulimit -n): "
+             "past it the least recently read snapshots' files are closed, and mapped again "
+             "when read (the same results). Files under 256 KB are read into memory and hold "
+             "no descriptor.")
     pg_dense_index: str = _setting(
         "exact", "PostgreSQL store: semantic search scans every visible vector ('exact') or "
                  "walks an HNSW index ('hnsw': pgvector iterative scans keep the caller's "
@@ -94,6 +99,12 @@ class Settings:
     answer_min_confidence: float = _setting(
         0.42, "ask: answer cautiously when the best sentence's match with the question "
         "(similarity, coverage, focus; 0-1) is below this (calibrated on bench/qa tune).")
+    body_max_kb: int = _setting(
+        4096, "serve: most kilobytes of a request body (ask, graph, context, memory, /mcp); "
+        "larger is refused with 413 before it is read.")
+    chat_body_max_kb: int = _setting(
+        8192, "serve: most kilobytes of a /v1/chat/completions body (it carries the "
+        "conversation's history); larger is refused with 413 before it is read.")
     archive_max_member_mb: int = _setting(
         512, "Zip archives (code bundles, HWPX): most megabytes one member may expand to.")
     archive_max_total_mb: int = _setting(

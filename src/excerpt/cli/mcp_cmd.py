@@ -29,7 +29,10 @@ def mcp(ctx: click.Context, acl_tags: tuple[str, ...], clearances: tuple[str, ..
     --clearance and --all-access (anonymous by default); a call may narrow them, never widen
     them. The corpus is read-only unless --ingester is given (then the tool ingest); the
     memory tools write conversations, named as `excerpt memory` names them."""
+    import anyio
+
     from excerpt.mcp.server import build_server, fixed_rights
+    from excerpt.mcp.stdio import serve_stdio
     from excerpt.mcp.tools import Ingest
     from excerpt.scope import Rights
     from excerpt.server.uploads import Uploads
@@ -45,6 +48,6 @@ def mcp(ctx: click.Context, acl_tags: tuple[str, ...], clearances: tuple[str, ..
               if ingester else None)
     server = build_server(engine, fixed_rights(rights), ingest=ingest)
     try:
-        server.run("stdio")
+        anyio.run(serve_stdio, server)  # the SDK's stdio, answering lines that are not JSON-RPC
     finally:
         server.excerpt_tools.close()  # type: ignore[attr-defined]

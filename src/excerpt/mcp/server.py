@@ -14,6 +14,7 @@ Who calls is decided by ``rights_of(ctx)``, never by the arguments: a fixed
 (:mod:`excerpt.mcp.http`). The engine is synchronous: each call runs in a worker thread.
 """
 
+import dataclasses
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -29,12 +30,13 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from excerpt.engine import Engine
-from excerpt.errors import ExcerptError, NotFoundError
+from excerpt.errors import ExcerptError, InputError, NotFoundError
 from excerpt.limits import LIMITS
 from excerpt.mcp import models
 from excerpt.mcp.tools import Ingest, Tools
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Rights, Scope
+from excerpt.server.bodies import nul_field
 from excerpt.server.errors import answer as service_answer
 
 RightsOf = Callable[[Context], Rights]
@@ -111,6 +113,7 @@ def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None
                   **kwargs: Any) -> CallToolResult:
         try:
             rights = rights_of(ctx)
+            _no_nul(args, kwargs)  # the REST bodies' rule, for every transport
             payload = await anyio.to_thread.run_sync(partial(op, rights, *args, **kwargs))
         except (ExcerptError, PermissionError) as exc:
             return refused(exc, private_errors)
@@ -328,6 +331,15 @@ def _ingest_tool(server: MCPServer, tools: Tools,
         `excerpt mcp --ingester` on stdio; refused to everyone else."""
         return await run(ctx, tools.ingest, collection, text, filename, path, format,
                          acl_tag or (), classification or ())
+
+
+def _no_nul(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """No NUL character in any argument (a scope's fields included), as the HTTP bodies."""
+    given = [dataclasses.asdict(a) if dataclasses.is_dataclass(a) and not isinstance(a, type)
+             else list(a) if isinstance(a, tuple) else a for a in (*args, *kwargs.values())]
+    place = nul_field(given, "arguments")
+    if place is not None:
+        raise InputError(f"{place}: a NUL character is not allowed")
 
 
 def _message(exc: Exception, private: bool) -> tuple[str, str]:

@@ -54,6 +54,11 @@ class _Cached:
         self.index: ConversationIndex | None = None
 
 
+MAX_TEXT_CHARS = 200_000
+"""Characters one utterance may hold: four times seed 002's 10,000-token utterances, far from
+what a store or a summary should be asked to keep (a reader once stored 300 MB)."""
+
+
 class MemoryStore:
     """Conversation memory over a :class:`MemoryBackend` (in memory when none is given).
 
@@ -324,9 +329,13 @@ class MemoryStore:
 
 def _check_text(text: object) -> None:
     """Text every backend can store alike: PostgreSQL's text holds no NUL character and
-    SQLite's UTF-8 no lone surrogate, so both are refused before anything is written."""
+    SQLite's UTF-8 no lone surrogate, so both are refused before anything is written; and no
+    more than :data:`MAX_TEXT_CHARS` of it, on every interface."""
     if not isinstance(text, str):
         raise InputError(f"text must be a string, not {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InputError(f"text is {len(text)} characters, over the {MAX_TEXT_CHARS} one "
+                         "utterance may hold")
     if "\x00" in text:
         raise InputError("text holds a NUL character (\\x00), which no store keeps")
     try:

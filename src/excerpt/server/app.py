@@ -56,6 +56,7 @@ from excerpt.server.bodies import (
     no_nul,
     refusal_of,
 )
+from excerpt.server.body_limits import BodyLimits
 from excerpt.server.errors import INTERNAL
 from excerpt.server.errors import answer as error_answer
 from excerpt.server.keys import Caller, KeyRing
@@ -78,6 +79,7 @@ def create_app(engine: Engine, keys: KeyRing,
     app = FastAPI(title="excerpt", version=version("excerpt"), docs_url=None, redoc_url=None,
                   dependencies=[Depends(no_nul)])
     install_openapi(app)
+    app.add_middleware(BodyLimits, settings=engine.settings)  # 413 before a body is read
     # One store per process; its writes are memory.db transactions, which serialise every
     # request thread and every worker process of `serve --workers N` (memory/backends.py).
     memory_store = MemoryStore(engine.memory_backend())

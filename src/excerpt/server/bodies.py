@@ -52,7 +52,7 @@ def nul_field(value: Any, where: str = "") -> str | None:
                 if isinstance(key, str) and "\x00" in key:
                     return f"{place}.{key!r}".lstrip(".")
                 stack.append((f"{place}.{key}".lstrip("."), inner))
-        elif isinstance(item, list):
+        elif isinstance(item, list | tuple):
             stack.extend((f"{place}[{i}]", inner) for i, inner in enumerate(item))
     return None
 
