@@ -43,11 +43,12 @@ Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): called as a long stage advances."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-READERS_VERSION = 2
+READERS_VERSION = 3
 """Bump when a reader's nodes for the same files and options change (a fixed reader, a new
 chunking rule): it is part of every import's fingerprint, so the next import or sync of files
 that did not change reads them again instead of keeping the snapshot the old reader made.
-2: DocBook terminal sessions and titled notes kept (html_blocks, html)."""
+2: DocBook terminal sessions and titled notes kept (html_blocks, html).
+3: EPUB chapters numbered as the book numbers them, front matter not counted (epub)."""
 
 
 def no_progress(stage: str, done: int, total: int) -> None:

@@ -23,8 +23,10 @@ Node metadata of these formats (the contract the chunker writes and citations, t
   gives labels that differ from the page number (``"iv"``); ``page_end_label``: with it, the
   printed label of the node's last page when that is another page (a citation of a node
   printed on pages 11 and 12 says ``p. 11–12``, not ``p. 11``).
-- ``chapter``: the 1-based position of an EPUB chapter in the spine order; ``chapter_title``:
-  its title.
+- ``chapter``: an EPUB chapter's number as the book gives it ("3. Binary packages" is 3), else
+  its 1-based position among the book's chapters, front matter not counted; absent for what
+  the book does not number as a chapter (:mod:`excerpt.ingest.documents.epub`);
+  ``chapter_title``: its title.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ class Block:
     joined with ``" | "``, a code block with its line breaks, a list item without its bullet);
     ``level`` is a heading's level (1 outermost) or a list item's depth (0 outermost);
     ``page`` the 1-based page it is on (PDF; None for formats without pages), ``page_label``
-    the page's printed label when it differs; ``chapter``/``chapter_title`` an EPUB spine
-    position (1-based) and its title.
+    the page's printed label when it differs; ``chapter``/``chapter_title`` an EPUB chapter's
+    number (the book's own, or its position among the chapters) and its title.
     """
 
     kind: BlockKind
