@@ -18,6 +18,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+if os.environ.get("EXCERPT_CPU_JITTER"):  # another CPU's int8 kernels: tests/cpu_jitter
+    _JITTER = str(REPO / "tests" / "cpu_jitter")
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (_JITTER, os.environ.get("PYTHONPATH", "")) if p)
+    import tests.cpu_jitter.sitecustomize  # noqa: F401  # this process too
+
 
 def shared_data_dir() -> Path:
     env = os.environ.get("EXCERPT_DATA")
