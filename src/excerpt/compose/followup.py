@@ -34,13 +34,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from itertools import dropwhile, takewhile
+from itertools import dropwhile, islice, takewhile
 from typing import Any
 
 from excerpt.analyze import detect_language
 from excerpt.compose.grounding import concepts, question_stopwords
 
 CHAIN = 4  # user turns resolved in a row: the previous question's own context, bounded
+# A name stands for a pronoun when it is at most this long, and at most this many pronouns are
+# replaced: the resolved question stays within a few times the question's length.
+MAX_TARGET = 80
+MAX_REPLACED = 8
+MAX_TURN = 2000  # an earlier turn is read up to a question's length (analysis is per character)
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _SCOPE = re.compile(r"\b(book|chapter|canto|part|section|page)\s+(\d{1,3}(?:\.\d{1,3})*|"
                     r"[ivxlc]{1,7})\b", re.IGNORECASE)
@@ -73,14 +78,16 @@ class _Previous:
     text: str
     names: list[str]
     concepts: list[str]
+    things: list[str]  # the concepts that hold no name, in order, without the question's verb
 
-    def things(self) -> list[str]:
-        """The concepts that hold no name, in order, without the question's verb."""
-        named = {w for name in self.names for w in name.split()}
-        verb = _verb(self.text)
-        kept = (" ".join(w for w in c.split() if w.lower() != verb) for c in self.concepts
-                if not named & set(c.split()))
-        return [c for c in kept if c]
+
+def _previous(text: str) -> _Previous:
+    found, ideas = names(text), concepts(text)
+    named = {w for name in found for w in name.split()}
+    verb = _verb(text)
+    kept = (" ".join(w for w in c.split() if w.lower() != verb) for c in ideas
+            if not named & set(c.split()))
+    return _Previous(text, found, ideas, [c for c in kept if c and len(c) <= MAX_TARGET])
 
 
 def _verb(question: str) -> str | None:
@@ -88,7 +95,7 @@ def _verb(question: str) -> str | None:
     subject question word ("who *wrote* the handbook"), or second of two words after "does"
     ("why does the king *withdraw*"); None elsewhere."""
     words, stop = _words(), question_stopwords()
-    tokens = [w.lower() for w in _WORD.findall(question)]
+    tokens = [m.group().lower() for m in islice(_WORD.finditer(question), 12)]  # its opening
     at = 1 if tokens[:1] and tokens[0] in words["question_words_en"] else 0
     if (at == 1 and len(tokens) > 1 and tokens[0] in words["subject_question_words_en"]
             and tokens[1] not in words["auxiliaries_en"]):
@@ -114,7 +121,7 @@ def names(question: str) -> list[str]:
         if counted:
             runs[-1].append(word)
         end = match.end()
-    return list(dict.fromkeys(" ".join(r) for r in runs if r))
+    return list(dict.fromkeys(n for n in (" ".join(r) for r in runs if r) if len(n) <= MAX_TARGET))
 
 
 def _without_words_of(target: str, question: str) -> str:
@@ -129,10 +136,10 @@ def _possessive(name: str) -> str:
 
 
 def _english_target(word: str, after: str | None, previous: _Previous,
-                    question: str) -> str | None:
-    """What the pronoun ``word`` (followed by ``after``, None at the end) stands for."""
+                    thing: str | None) -> str | None:
+    """What the pronoun ``word`` (followed by ``after``, None at the end) stands for; ``thing``:
+    the previous question's thing as this question may take it."""
     words, stop = _words(), question_stopwords()
-    thing = next(iter(previous.things()), None)
     content_after = after is not None and after.lower() not in stop
     if word in words["ambiguous_her_en"]:
         word = "his" if content_after else "him"
@@ -143,7 +150,6 @@ def _english_target(word: str, after: str | None, previous: _Previous,
         return previous.names[-1] if previous.names else None
     if thing is None:
         return None
-    thing = _without_words_of(thing, question)
     if word in words["thing_possessive_en"]:
         return _possessive(thing)
     if word in words["demonstrative_en"]:
@@ -159,14 +165,16 @@ def _english_pronouns(question: str, previous: _Previous) -> str | None:
     pattern = re.compile(rf"\b({_alternatives([w for k in keys for w in words[k]])})\b"
                          r"(?=\s+([^\W\d_][\w'’-]*))?", re.IGNORECASE)
 
+    thing = _without_words_of(previous.things[0], question) if previous.things else None
+
     def swap(match: re.Match[str]) -> str:
         word, after = match.group(1), match.group(2)
-        target = _english_target(word.lower(), after, previous, question)
+        target = _english_target(word.lower(), after, previous, thing)
         if target is None:
             return word
         return target[:1].upper() + target[1:] if match.start() == 0 else target
 
-    out = pattern.sub(swap, question)
+    out = pattern.sub(swap, question, count=MAX_REPLACED)
     return out if out != question else None
 
 
@@ -174,11 +182,14 @@ def _korean_pronouns(question: str, previous: _Previous) -> str | None:
     words = _words()
     person = previous.concepts[0]
     thing = next((c for c in previous.concepts if c != person), person)
+    if max(len(person), len(thing)) > MAX_TARGET:  # no concept: the whole question
+        return None
     particles = _alternatives(words["particles_ko"])
     # a whole word, or one followed by a particle (그것은, 그녀의), never 그럼
     pattern = re.compile(rf"(?<![가-힣])({_alternatives(words['person_ko'] + words['thing_ko'])})"
                          rf"(?=(?:{particles})?(?:\s|$|[?.!,]))")
-    out = pattern.sub(lambda m: person if m.group(1) in words["person_ko"] else thing, question)
+    out = pattern.sub(lambda m: person if m.group(1) in words["person_ko"] else thing, question,
+                      count=MAX_REPLACED)
     return out if out != question else None
 
 
@@ -233,7 +244,7 @@ def _swap_topic(topic: str, previous: _Previous) -> str | None:
         if new_names[0] in previous.names:
             return None
         return previous.text.replace(previous.names[0], new_names[0], 1)
-    thing = next(reversed(previous.things()), None)
+    thing = next(reversed(previous.things), None)
     if thing is None or not new or new[-1] in previous.concepts or new[-1] == topic.strip():
         return None
     return previous.text.replace(thing, new[-1], 1)
@@ -267,7 +278,7 @@ def _korean_ellipsis(question: str, previous: _Previous) -> str | None:
 
 
 def _resolve_one(question: str, previous_text: str) -> tuple[str, str]:
-    previous = _Previous(previous_text, names(previous_text), concepts(previous_text))
+    previous = _previous(previous_text)
     korean = detect_language(question) == "ko"
     pronouns = _korean_pronouns if korean else _english_pronouns
     if (replaced := pronouns(question, previous)) is not None:
@@ -280,7 +291,7 @@ def _resolve_one(question: str, previous_text: str) -> tuple[str, str]:
 
 def resolve(question: str, recent: Sequence[tuple[str, str]]) -> Resolution:
     """``recent``: (speaker, text) of the conversation's recent turns, oldest first."""
-    asked = [text for speaker, text in recent if speaker == "user"][-CHAIN:]
+    asked = [text[:MAX_TURN] for speaker, text in recent if speaker == "user"][-CHAIN:]
     if not asked:
         return Resolution(question, question, "", None)
     previous = asked[0]
