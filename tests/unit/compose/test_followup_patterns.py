@@ -5,6 +5,8 @@ of a resolved question goes."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from excerpt.compose import followup
@@ -80,3 +82,17 @@ def test_names_are_capitalised_runs_that_are_not_question_words() -> None:
     assert followup.names("Who kills Patroclus?") == ["Patroclus"]
     assert followup.names("How is Achilles' anger framed in Book 1?") == ["Achilles"]
     assert followup.names("Is Hector's wife Andromache?") == ["Hector", "Andromache"]
+
+
+def test_long_turns_cost_little_and_the_resolution_stays_short() -> None:
+    """A chat may send long messages: earlier turns are read up to a question's length, a
+    name is computed once per turn, and at most a few pronouns are replaced."""
+    long_name = "Who kills " + "Patroclus" * 40 + "? "
+    turns = [("user", long_name + "Who kills Patroclus and why does he do it? " * 500),
+             ("assistant", "…")] * 4
+    question = "Why does he fight him? " * 80
+    start = time.perf_counter()
+    result = resolve(question, turns)
+    assert time.perf_counter() - start < 2.0
+    assert len(result.resolved) < 2 * len(question)
+    assert len(result.previous or "") <= 2000 + 8 * 80  # a turn, and its 8 replacements
