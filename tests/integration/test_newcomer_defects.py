@@ -325,3 +325,14 @@ def test_an_unknown_field_names_the_field_to_use(service: tuple[str, str], route
         fields = answer["error"].split("(the fields: ")[1].rstrip(")").split(", ")
         meant = start.split(": use ")[1].split(" ")[0]
         assert meant in fields and "collection" in fields and not set(body) <= set(fields)
+
+
+def test_chat_options_name_the_unknown_field(service: tuple[str, str]) -> None:
+    url, key = service
+    status, answer = call(f"{url}/v1/chat/completions", key, {
+        "model": "excerpt:demo", "messages": [{"role": "user", "content": QUESTION}],
+        "excerpt": {"k": 3, "mode": "bm25"}})
+    assert status == 400, answer
+    assert (answer["error"]["param"], answer["error"]["message"]) == ("excerpt.k", (
+        "excerpt.k: k is not a field: the fields: mode, snapshot, snapshot_set, where, "
+        "acl_tag, clearance, all_access"))

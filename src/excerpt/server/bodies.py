@@ -76,9 +76,9 @@ class NoNul(BaseModel):
         return data
 
 
-class Body(NoNul):
-    """A route's JSON body: no unknown field (a misspelled option would be ignored silently),
-    true or false only for the switches (StrictBool: no 0, "yes" or "off"), no NUL."""
+class KnownFields(BaseModel):
+    """A body with no unknown field (a misspelled option would be ignored silently), refused
+    naming the field meant and every field: a route's body, chat's ``excerpt`` options."""
 
     model_config = ConfigDict(extra="forbid")
     renamed: ClassVar[Mapping[str, str]] = {}
@@ -104,6 +104,11 @@ class Body(NoNul):
             iter(difflib.get_close_matches(name, fields, n=1, cutoff=0.6)), None)
         listing = f"the fields: {', '.join(fields)}"
         return f"use {meant} ({listing})" if meant else listing
+
+
+class Body(NoNul, KnownFields):
+    """A route's JSON body: no unknown field, true or false only for the switches (StrictBool:
+    no 0, "yes" or "off"), no NUL."""
 
 
 def refusal_of(request: Request, errors: Sequence[Any]) -> str:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from excerpt.compose.ask import AskResult
 from excerpt.compose.followup import Resolution
 from excerpt.scope import Scope
-from excerpt.server.bodies import MAX_K, MAX_QUERY, NoNul
+from excerpt.server.bodies import MAX_K, MAX_QUERY, KnownFields, NoNul
 from excerpt.types import SearchMode
 
 PREFIX = "excerpt:"
@@ -68,11 +68,10 @@ class Message(_Open):
     content: str | list[dict[str, Any]] | None = None
 
 
-class Options(BaseModel):
+class Options(KnownFields):
     """The ``excerpt`` field of a request (``extra_body`` of the openai client): the scope
-    of ``POST /v1/ask`` (its names, and the key's rights narrowed, never widened)."""
-
-    model_config = ConfigDict(extra="forbid")  # a misspelled option is an error, not ignored
+    of ``POST /v1/ask`` (its names, and the key's rights narrowed, never widened); a
+    misspelled option is an error naming the fields, not ignored."""
 
     mode: SearchMode = "hybrid"
     snapshot: str | None = None
@@ -105,7 +104,10 @@ def parse(raw: bytes) -> ChatBody:
         return ChatBody.model_validate_json(raw or b"null")
     except ValidationError as exc:
         first = exc.errors()[0]
-        param = ".".join(str(p) for p in first.get("loc", ())) or None
+        place = [str(p) for p in first.get("loc", ())]
+        if first.get("type") == "unknown_field":  # the field itself, as pydantic's own error
+            place.append(str(first.get("ctx", {}).get("field")))
+        param = ".".join(place) or None
         message = f"{param}: {first['msg']}" if param else first["msg"]
         raise ChatError(400, message, "invalid_request_error", "invalid_body", param) from None
 
