@@ -291,7 +291,7 @@ def test_oversized_requests_are_refused_before_they_are_read(service: Service) -
         while not raw.endswith(b"}") and (chunk := conn.recv(65536)):
             raw += chunk
     head = raw.decode()
-    assert head.startswith("HTTP/1.1 400") and '"kind":"input"' in head, head
+    assert head.startswith("HTTP/1.1 413") and '"kind": "too_large"' in head, head
     assert "over" in head
 
 
