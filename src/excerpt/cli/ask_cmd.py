@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -73,8 +74,8 @@ def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_
                                            acl_tags, clearances, all_access))
     client = _llm_client() if llm else None
 
-    def run(text: str) -> Any:
-        return engine.ask(text, filters, principal, mode, options, rerank,
+    def run(text: str, said: str = "") -> Any:
+        return engine.ask(text, filters, principal, mode, replace(options, said=said), rerank,
                           record=explain, llm=client)
 
     if conversation:

@@ -56,6 +56,9 @@ class AskOptions:
     max_quotes: int = 4
     mmr_lambda: float | None = None
     min_confidence: float = MIN_CONFIDENCE
+    said: str = ""
+    """A conversation's previous answer: its sentences give way to new ones that answer as
+    surely (a follow-up moves on instead of repeating; see compose.composer.compose)."""
 
 
 def fetch_count(doc_limit: int, fetch_limit: int | None, reranking: bool) -> int:
@@ -142,7 +145,7 @@ class AskPipeline:
         composed = compose(question, documents, language, options.max_quotes,
                            options.min_confidence,
                            self.weights(question) if self.weights else None,
-                           self.embed(question) if self.embed else None)
+                           self.embed(question) if self.embed else None, options.said)
         synthesis = self._synthesize(question, composed, language, timings)
         if synthesis and synthesis.get("answer"):
             composed = replace(composed, answer=synthesis["answer"])

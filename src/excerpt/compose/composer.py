@@ -115,18 +115,33 @@ def _citations(ordered: Sequence[Sentence], numbers: Mapping[str, int]) -> list[
                      dict(nodes[node_id].metadata)) for node_id, n in numbers.items()]
 
 
+def _moving_on(ranked: list[Sentence], said: str, min_confidence: float) -> list[Sentence]:
+    """``ranked`` without the sentences of ``said`` (the previous answer, which quotes whole
+    sentences) when what is left still answers confidently: a follow-up ("And who kills him
+    in revenge?") then says something new instead of the answer just given; when only the
+    repeated sentences answer well, they are kept (a question asked again gets its answer)."""
+    if not said:
+        return ranked
+    fresh = [s for s in ranked if one_line(s.text) not in said]
+    if fresh and len(fresh) < len(ranked) and confidence(fresh[0].features) >= min_confidence:
+        return fresh
+    return ranked
+
+
 def compose(question: str, passages: Sequence[Passage], language: str = "en",
             max_quotes: int = DEFAULT_MAX_QUOTES, min_confidence: float = MIN_CONFIDENCE,
             weights: Mapping[str, float] | None = None,
-            embed: Embed | None = None) -> ComposedAnswer:
+            embed: Embed | None = None, said: str = "") -> ComposedAnswer:
     """The extractive answer to ``question`` from ``passages`` (best first); see the module.
     ``weights`` (token -> idf) weigh the question's tokens; ``embed`` gives sentence vectors
     in the collection's embedder (None: lexical features only); ``max_quotes``: most passages
-    cited."""
+    cited; ``said``: the answer a conversation just gave (its sentences give way, see
+    :func:`_moving_on`)."""
     if max_quotes < 1:
         raise ValueError("max_quotes must be at least 1")
     ranked = score(candidates([p.node for p in passages]), question, key_tokens(question),
                    shape(question), weights, embed)
+    ranked = _moving_on(ranked, said, min_confidence)
     best = confidence(ranked[0].features) if ranked else 0.0
     cautious = best < min_confidence
     caution = CAUTION.get(language, CAUTION["en"])

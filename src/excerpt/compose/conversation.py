@@ -28,10 +28,13 @@ def context_turns(store: MemoryStore, conversation: str) -> list[tuple[str, str]
 
 
 def ask_in_conversation(store: MemoryStore, conversation: str, question: str,
-                        ask: Callable[[str], AskResult]) -> tuple[AskResult, Resolution, int]:
-    """Resolve, ask, record; returns the result, the resolution and the turn number used."""
+                        ask: Callable[[str, str], AskResult]
+                        ) -> tuple[AskResult, Resolution, int]:
+    """Resolve, ask, record; returns the result, the resolution and the turn number used.
+    ``ask(question, said)`` asks the resolved question; ``said`` is the answer just given
+    when the question asks something else (``AskOptions.said``: the answer moves on)."""
     resolution = resolve(question, context_turns(store, conversation))
-    result = ask(resolution.resolved)
+    result = ask(resolution.resolved, resolution.said)
     turn = 1 + max((u.turn_number for u in store.last(conversation, RECENT)), default=0)
     store.add(conversation, "user", turn, question)
     store.add(conversation, "assistant", turn, result.composed.answer)

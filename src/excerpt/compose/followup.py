@@ -58,6 +58,9 @@ class Resolution:
     resolved: str
     reason: str  # "pronoun", "ellipsis" or "" (unchanged)
     previous: str | None  # the previous user question, as resolved itself
+    said: str = ""
+    """The answer the conversation just gave, when this question asks something else: its
+    sentences are not quoted again when new ones answer (``AskOptions.said``)."""
 
 
 @cache
@@ -298,4 +301,6 @@ def resolve(question: str, recent: Sequence[tuple[str, str]]) -> Resolution:
     for text in asked[1:]:
         previous = _resolve_one(text, previous)[0]
     resolved, reason = _resolve_one(question, previous)
-    return Resolution(question, resolved, reason, previous)
+    said = next((text for speaker, text in reversed(recent) if speaker == "assistant"), "")
+    same = _END.sub("", resolved).casefold() == _END.sub("", previous).casefold()
+    return Resolution(question, resolved, reason, previous, "" if same else said)

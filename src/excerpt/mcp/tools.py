@@ -11,7 +11,7 @@ widens them (the rule of ``excerpt serve``'s routes), so a tool sees exactly wha
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +76,9 @@ class Tools:
         options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr)
         filters, principal = scope.filters(), scope.principal(rights)
 
-        def run(text: str) -> Any:
-            return engine.ask(text, filters, principal, mode, options, rerank)
+        def run(text: str, said: str = "") -> Any:
+            return engine.ask(text, filters, principal, mode, replace(options, said=said),
+                              rerank)
 
         if conversation is None:
             return run(question).to_json()  # type: ignore[no-any-return]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -203,9 +204,9 @@ def create_app(engine: Engine, keys: KeyRing,
         filters, principal = _read(body.scope(), who)
         options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr)
 
-        def run(question: str) -> Any:
+        def run(question: str, said: str = "") -> Any:
             return engine.ask(question, filters, principal, body.mode,
-                              options, body.rerank, record=body.explain)
+                              replace(options, said=said), body.rerank, record=body.explain)
 
         if body.conversation is None:
             return JSONResponse(run(body.question).to_json(body.explain))

@@ -35,6 +35,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -128,8 +129,9 @@ class _Ask:
         self.include_usage = bool((body.stream_options or {}).get("include_usage"))
 
     def run(self, on_stage: Callable[[Any], None] | None) -> AskResult:
+        options = replace(self.options, said=self.resolution.said)  # a follow-up moves on
         return self.engine.ask(self.resolution.resolved, self.filters, self.principal,
-                               self.mode, self.options, None, explain=on_stage)
+                               self.mode, options, None, explain=on_stage)
 
 
 async def _chunks(ask: _Ask, work: StreamWork) -> AsyncIterator[str]:

@@ -56,3 +56,24 @@ def test_max_quotes_bounds_the_listed_quotes_and_the_answer_stays_short() -> Non
     answer = compose("How do tides rise and fall with the moon?", passages, max_quotes=2)
     assert len(answer.quotes) <= 2
     assert len(answer.answer.split()) <= MAX_WORDS
+
+
+DUEL = node("duel", "Hector kills Patroclus before the walls of Troy.")
+VENGEANCE = node("vengeance", "Achilles kills Hector to avenge Patroclus, his dearest friend.")
+LOAF = node("loaf", "Bread rises overnight in a warm kitchen.")
+
+
+def test_a_follow_up_moves_on_from_the_answer_just_given() -> None:
+    """``said`` (a conversation's previous answer): its sentences give way to new ones that
+    answer as surely, and stay when nothing new answers (issue 28 item 12)."""
+    passages = [Passage(DUEL, 2.0), Passage(VENGEANCE, 1.5), Passage(LOAF, 0.2)]
+    first = compose("Who kills Patroclus?", passages, max_quotes=1)
+    assert [c.node_id for c in first.citations] == ["duel"]
+    again = compose("Who kills Patroclus in revenge?", passages, max_quotes=1)
+    assert [c.node_id for c in again.citations] == ["duel"]  # alone it would repeat
+    moved = compose("Who kills Patroclus in revenge?", passages, max_quotes=1,
+                    said=first.answer)
+    assert [c.node_id for c in moved.citations] == ["vengeance"] and not moved.cautious
+    kept = compose("Who kills Patroclus in revenge?", [Passage(DUEL, 2.0), Passage(LOAF, 0.2)],
+                   max_quotes=1, said=first.answer)
+    assert [c.node_id for c in kept.citations] == ["duel"]  # nothing new answers: repeated

@@ -96,3 +96,10 @@ def test_long_turns_cost_little_and_the_resolution_stays_short() -> None:
     assert time.perf_counter() - start < 2.0
     assert len(result.resolved) < 2 * len(question)
     assert len(result.previous or "") <= 2000 + 8 * 80  # a turn, and its 8 replacements
+
+
+def test_the_answer_just_given_is_said_only_when_something_else_is_asked() -> None:
+    turns = [("user", "Who kills Patroclus?"), ("assistant", "Hector kills him. [1]")]
+    assert resolve("And who kills him in revenge?", turns).said == "Hector kills him. [1]"
+    assert resolve("Who kills Patroclus?", turns).said == ""  # asked again: answered again
+    assert resolve("Who kills Patroclus?", []).said == ""
