@@ -93,3 +93,28 @@ def test_tools_validate_as_the_rest_routes_do(tmp_path: Path) -> None:
     texts = run_async(body)
     assert all("NUL character" in t for t in texts[:3]), texts
     assert all(f"over the {MAX_TEXT_CHARS}" in t for t in texts[3:]), texts
+
+
+def test_an_argument_a_tool_does_not_take_is_refused_naming_it(tmp_path: Path) -> None:
+    """The SDK dropped it: `ask` with `k` answered as if `k` were not given."""
+    async def body() -> list[str]:
+        async with Client(_stdio(tmp_path)) as client:
+            texts = []
+            for tool, arguments in (("ask", {"question": "why?", "k": 3}),
+                                    ("search", {"query": "river", "colection": "notes"}),
+                                    ("memory_read", {"conversation": "c", "limit": 2})):
+                result = await client.call_tool(tool, arguments)
+                assert result.is_error, (tool, result)
+                assert result.structured_content is not None
+                assert result.structured_content["kind"] == "input"
+                content = result.content[0]
+                assert isinstance(content, TextContent)
+                texts.append(content.text)
+            fine = await client.call_tool("memory_read", {"conversation": "c", "last": 2})
+            assert not fine.is_error, fine
+            return texts
+
+    texts = run_async(body)
+    assert texts[0].startswith("k is not an argument of the tool ask: the arguments: question")
+    assert texts[1].startswith("colection is not an argument of the tool search: use collection")
+    assert texts[2].startswith("limit is not an argument of the tool memory_read")

@@ -15,9 +15,10 @@ Who calls is decided by ``rights_of(ctx)``, never by the arguments: a fixed
 """
 
 import dataclasses
+import difflib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from importlib.metadata import version
 from typing import Annotated, Any, Literal
@@ -108,6 +109,8 @@ def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None
                      "dependencies; get_nodes and the resources excerpt://COLLECTION/NODE_ID "
                      "give whole node texts. Everything is within the caller's access rights.",
         log_level="WARNING")
+    lowlevel = server._lowlevel_server  # the SDK's own server, where its middleware lives
+    lowlevel.middleware.append(_KnownArguments(lowlevel.get_tool_input_schema))
 
     async def run(ctx: Context, op: Callable[..., dict[str, Any]], *args: Any,
                   **kwargs: Any) -> CallToolResult:
@@ -353,6 +356,36 @@ def _message(exc: Exception, private: bool) -> tuple[str, str]:
         return body["error"], body["kind"]
     text = str(exc)
     return (text.splitlines()[0] if text else exc.kind), exc.kind
+
+
+class _KnownArguments:
+    """SDK middleware: a tool call naming an argument the tool does not take is a tool error
+    naming it, the argument meant and the accepted ones, as a JSON body's unknown field is (the
+    SDK would drop it silently: ``ask`` with ``k`` answered as if ``k`` were not given)."""
+
+    def __init__(self, schema_of: Callable[[str], Mapping[str, Any] | None] | None
+                 ) -> None:
+        self.schema_of = schema_of
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        params = ctx.params or {}
+        if ctx.method == "tools/call" and self.schema_of is not None:
+            name, given = str(params.get("name")), params.get("arguments") or {}
+            schema = self.schema_of(name)
+            if schema is not None and isinstance(given, dict):
+                fields = list(schema.get("properties", {}))
+                unknown = [key for key in given if key not in fields]
+                if unknown:
+                    return refused(InputError(_unknown_argument(name, str(unknown[0]),
+                                                                fields)))
+        return await call_next(ctx)
+
+
+def _unknown_argument(tool: str, name: str, fields: list[str]) -> str:
+    meant = next(iter(difflib.get_close_matches(name, fields, n=1, cutoff=0.6)), None)
+    listing = f"the arguments: {', '.join(fields)}"
+    advice = f"use {meant} ({listing})" if meant else listing
+    return f"{name} is not an argument of the tool {tool}: {advice}"
 
 
 def refused(exc: Exception, private: bool = False) -> CallToolResult:
