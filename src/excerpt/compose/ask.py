@@ -56,7 +56,7 @@ class AskOptions:
     max_quotes: int = 4
     mmr_lambda: float | None = None
     min_confidence: float = MIN_CONFIDENCE
-    said: str = ""
+    said: str = field(default="", repr=False)
     """A conversation's previous answer: its sentences give way to new ones that answer as
     surely (a follow-up moves on instead of repeating; see compose.composer.compose)."""
 
