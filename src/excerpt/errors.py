@@ -6,13 +6,17 @@
     ├── NotFoundError            exit 1   a collection, snapshot or set that does not exist
     ├── StoreError               exit 1   the store cannot be opened or is inconsistent
     ├── DependencyError          exit 1   an optional component is missing (says how to install)
-    └── ServiceError             exit 1   a remote service (the optional LLM endpoint) failed or
-                                          answered badly; ``status`` is its HTTP status if any
+    ├── ServiceError             exit 1   a remote service (the optional LLM endpoint) failed or
+    │                                     answered badly; ``status`` is its HTTP status if any
+    └── UnavailableError         exit 1   the process is out of a resource for now (open files):
+                                          HTTP 503; other requests and a later retry may succeed
 
 Usage errors (a wrong option) are click's and exit 2.
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class ExcerptError(Exception):
@@ -48,3 +52,21 @@ class ServiceError(ExcerptError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class UnavailableError(ExcerptError):
+    kind = "unavailable"
+
+
+EXHAUSTED = {errno.EMFILE: "too many open files in this process",
+             errno.ENFILE: "too many open files in the system",
+             errno.ENOMEM: "out of memory (or of memory maps)"}
+"""The operating system's errors that mean "out of a resource now", not "this input is bad"."""
+
+
+def exhausted(exc: OSError, advice: str) -> UnavailableError | None:
+    """``exc`` as an :class:`UnavailableError` whose one line says which resource ran out and
+    ``advice`` (what an operator can do), or None when ``exc`` is another error. The message
+    names no path: it may be answered to a remote caller."""
+    reason = EXHAUSTED.get(exc.errno or 0)
+    return UnavailableError(f"{reason}: {advice}") if reason else None

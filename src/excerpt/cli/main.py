@@ -20,7 +20,7 @@ import click
 from excerpt.cli.places import citation_place
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import Engine
-from excerpt.errors import ExcerptError, InputError
+from excerpt.errors import ExcerptError, InputError, exhausted
 from excerpt.ingest import FORMATS
 from excerpt.limits import LIMITS, within
 from excerpt.scope import Rights, Scope
@@ -42,7 +42,8 @@ def emit(ctx: click.Context, payload: dict[str, Any], human: Callable[[], None])
 
 
 def handles_errors(func: F) -> F:
-    """Map excerpt's errors to exit 1 with a one-line reason (and a JSON error under --json)."""
+    """Map excerpt's errors to exit 1 with a one-line reason (and a JSON error under --json);
+    so too a process out of open files, wherever it ran out (the store, a segment, a model)."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -50,13 +51,23 @@ def handles_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except ExcerptError as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else exc.kind
-            if ctx.obj.get("json"):
-                click.echo(json.dumps({"error": reason, "kind": exc.kind}, ensure_ascii=False))
-            click.echo(f"excerpt: {reason}", err=True)
-            ctx.exit(exc.exit_code)
+            fail(ctx, exc)
+        except OSError as exc:
+            unavailable = exhausted(exc, "raise the limit (ulimit -n)")
+            if unavailable is None:
+                raise
+            fail(ctx, unavailable)
 
     return cast(F, wrapper)
+
+
+def fail(ctx: click.Context, exc: ExcerptError) -> None:
+    """Exits with ``exc``'s code after its one-line reason."""
+    reason = str(exc).splitlines()[0] if str(exc) else exc.kind
+    if ctx.obj.get("json"):
+        click.echo(json.dumps({"error": reason, "kind": exc.kind}, ensure_ascii=False))
+    click.echo(f"excerpt: {reason}", err=True)
+    ctx.exit(exc.exit_code)
 
 
 def json_option(func: F) -> F:

@@ -122,7 +122,9 @@ def _visible_postings(part: ViewPart, term: str) -> tuple[IntArray, FloatArray] 
         return None
     docs, tf = seg.post_docs[at[0]:at[1]], seg.post_tf[at[0]:at[1]]
     if part.visible == seg.size:
-        return docs, tf
+        if seg.postings_in_memory:
+            return docs, tf
+        return docs.copy(), tf.copy()  # a map's slices, kept across parts, keep it open
     keep = part.mask[docs]
     return docs[keep], tf[keep]
 

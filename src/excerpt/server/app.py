@@ -58,8 +58,8 @@ from excerpt.server.bodies import (
     refusal_of,
 )
 from excerpt.server.body_limits import BodyLimits
-from excerpt.server.errors import INTERNAL
 from excerpt.server.errors import answer as error_answer
+from excerpt.server.errors import unexpected
 from excerpt.server.keys import Caller, KeyRing
 from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
@@ -97,7 +97,8 @@ def create_app(engine: Engine, keys: KeyRing,
     @app.exception_handler(Exception)
     def internal(_: Request, exc: Exception) -> JSONResponse:
         # The last resort: no traceback or path to the caller; Starlette logs the traceback.
-        return JSONResponse(INTERNAL, status_code=500)
+        status, body = unexpected(exc)  # 503 when the process ran out of open files
+        return JSONResponse(body, status_code=status)
 
     @app.exception_handler(StarletteHTTPException)
     def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -21,7 +21,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from excerpt.errors import ExcerptError
-from excerpt.server.errors import INTERNAL, answer
+from excerpt.server.errors import answer, unexpected
 
 log = logging.getLogger(__name__)
 
@@ -86,9 +86,9 @@ async def ask_events(run: Run, explain: bool, work: StreamWork) -> AsyncIterator
         except ExcerptError as exc:
             put(("error", answer(exc)[1]))  # a store failure's message (server paths): logged
             work.count("finished", 1)
-        except Exception:
+        except Exception as exc:
             log.exception("a streamed ask failed")
-            put(("error", INTERNAL))
+            put(("error", unexpected(exc)[1]))  # out of open files: unavailable, not internal
             work.count("finished", 1)
         finally:
             work.count("running", -1)

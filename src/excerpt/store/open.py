@@ -14,7 +14,7 @@ SCHEMES = ("postgresql://", "postgres://")
 def open_store(home: Path, url: str | None = None, settings: Settings | None = None) -> Store:
     """PostgreSQL for a ``postgresql://`` URL (``home`` keeps the scratch files of imports being
     built; the setting ``pg_dense_index`` chooses the exact scan or the HNSW index), else the
-    embedded store in ``home``."""
+    embedded store in ``home`` (mapping at most ``segment_open_files`` segment files)."""
     if url:
         if not url.startswith(SCHEMES):
             raise InputError(f"--store {url!r}: give a postgresql://user@host:port/db URL")
@@ -26,4 +26,4 @@ def open_store(home: Path, url: str | None = None, settings: Settings | None = N
                                                                 given.pg_hnsw_ef_search))
     from excerpt.store.sqlite import SQLiteStore
 
-    return SQLiteStore(home)
+    return SQLiteStore(home, (settings or Settings()).segment_open_files)

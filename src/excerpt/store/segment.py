@@ -31,13 +31,15 @@ reason the block-max entries (for terms with many postings only) hold the larges
 shortest length rather than a weight: a bound on a term's BM25 weight in a block under any
 view's statistics follows from them (retrieve/pruning.py).  Format-2 segments have none and
 are searched exhaustively.
+
+Arrays are read on first use, small ones into memory and larger ones memory-mapped, within a
+bound on the maps (so the open files) a store keeps (store/maps.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import threading
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,13 +51,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from excerpt.errors import EXHAUSTED
 from excerpt.store.ann import AnnConfig
 from excerpt.store.ann import build as build_ann
 from excerpt.store.ann import load as load_ann
 from excerpt.store.blocks import Blocks, block_maxima
+from excerpt.store.maps import Layout, OpenMaps, layout, map_array, read_array, resources
 from excerpt.types import Principal
 
-_HEADER_LOCK = threading.Lock()
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -67,6 +70,7 @@ WEIGHTS_CACHED = 4_000_000  # postings up to which a segment caches its term wei
 NORMS_KEPT = 16  # length norms kept per segment (one per view statistics; 4 bytes a node)
 FILTERS_KEPT = 64  # metadata filter masks kept per segment (1 byte a node each)
 WEIGHTS_KEPT = 4  # term weight arrays kept per segment (4 bytes a posting each)
+SHARED_MAPS = OpenMaps()  # the bound of segments opened outside a store (tests, imports)
 
 
 def _csr(groups: Sequence[Sequence[str]], vocab: list[str]) -> tuple[IntArray, IntArray]:
@@ -204,6 +208,24 @@ def _write_edges(folder: Path, ids: Sequence[str],
     return relations
 
 
+class _Array:
+    """A segment's array as an attribute: one read into memory becomes a plain attribute of
+    the segment (as cheap to read as one: a query reads postings in every segment of its
+    view); a mapped one is asked of the segment's maps at every read, as they may drop it."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, segment: Segment, owner: type | None = None) -> npt.NDArray[Any]:
+        found = segment._array(self.file)
+        if self.file in segment._arrays:
+            segment.__dict__[self.name] = found
+        return found
+
+
 @dataclass(frozen=True)
 class Postings:
     docs: npt.NDArray[np.int32]
@@ -211,27 +233,64 @@ class Postings:
 
 
 class Segment:
-    """Read side of a segment; every array is memory-mapped and loaded on first use."""
+    """Read side of a segment; every array is loaded on first use: read into memory when it
+    is small, else memory-mapped under ``maps``' bound (the store's; store/maps.py)."""
 
-    def __init__(self, folder: Path, snapshot_id: str) -> None:
+    def __init__(self, folder: Path, snapshot_id: str, maps: OpenMaps | None = None) -> None:
         self.folder = folder
         self.snapshot_id = snapshot_id
-        self.meta: dict[str, Any] = json.loads((folder / "meta.json").read_text("utf-8"))
+        self.maps = SHARED_MAPS if maps is None else maps
+        self.mapped: dict[str, npt.NDArray[Any]] = {}  # changed by self.maps only
+        self.touched = -1
+        self.meta: dict[str, Any] = json.loads(self._text("meta.json"))
         self._masks: dict[Principal, BoolArray] = {}
         self._stats: dict[Principal, tuple[int, float]] = {}
         self._norms: dict[tuple[float, float, float], FloatArray] = {}
         self._weights: dict[tuple[float, float, float], FloatArray] = {}
-        self._arrays: dict[str, npt.NDArray[Any]] = {}
+        self._arrays: dict[str, npt.NDArray[Any]] = {}  # read into memory: kept
+        self._layouts: dict[str, Layout] = {}  # of the mapped ones
         self._filters: dict[tuple[str, str], BoolArray] = {}
 
-    def _load(self, name: str) -> npt.NDArray[Any]:
-        """Memory-mapped, seen as a plain ndarray: np.memmap's slicing costs ~6 us a call.
-        One thread at a time: numpy parses the file's header with ``ast.literal_eval``, and
-        CPython 3.11 before 3.11.8 can fail that in two threads at once ("SystemError: AST
-        constructor recursion depth mismatch", seen in the concurrent-searchers test)."""
-        with _HEADER_LOCK:
-            mapped = np.load(self.folder / name, mmap_mode="r", allow_pickle=False)
-        return mapped.view(np.ndarray)  # type: ignore[no-any-return]
+    def _array(self, name: str) -> npt.NDArray[Any]:
+        """The array in file ``name``: kept in memory, or mapped (and mapped again after
+        ``maps`` dropped it). The caller keeps what it is given for one read at most: a
+        segment read later may be given a new map of the same bytes."""
+        found = self._arrays.get(name)
+        if found is not None:
+            return found
+        found = self.mapped.get(name)
+        if found is None:
+            return self._open(name)
+        if self.touched != self.maps.clock:
+            self.maps.used(self)
+        return found
+
+    def _open(self, name: str) -> npt.NDArray[Any]:
+        with resources():
+            try:
+                return self._open_once(name)
+            except OSError as exc:
+                if exc.errno not in EXHAUSTED:
+                    raise
+                self.maps.close()  # idle segments' maps free their files: once more
+                return self._open_once(name)
+
+    def _open_once(self, name: str) -> npt.NDArray[Any]:
+        path = self.folder / name
+        where = self._layouts.get(name)
+        if where is None:  # first read: small arrays are read, and kept (never dropped)
+            if path.stat().st_size < self.maps.read_below:
+                return self._arrays.setdefault(name, read_array(path))
+            where = self._layouts.setdefault(name, layout(path))
+        return self.maps.put(self, name, map_array(path, where))
+
+    def _text(self, name: str) -> str:
+        with resources():
+            return (self.folder / name).read_text("utf-8")
+
+    def close(self) -> None:
+        """Drops this segment's maps (its snapshot is deleted); a later read maps again."""
+        self.maps.close(self)
 
     @property
     def size(self) -> int:
@@ -248,7 +307,7 @@ class Segment:
 
     @cached_property
     def ids(self) -> list[str]:
-        text = (self.folder / "ids.txt").read_text("utf-8")
+        text = self._text("ids.txt")
         return text.split("\n") if text else []
 
     @cached_property
@@ -265,29 +324,21 @@ class Segment:
 
     @cached_property
     def term_ids(self) -> dict[str, int]:
-        text = (self.folder / "terms.txt").read_text("utf-8")
+        text = self._text("terms.txt")
         return {t: i for i, t in enumerate(text.split("\n"))} if text else {}
 
-    @cached_property
-    def _indptr(self) -> IntArray:
-        return self._load("post_indptr.npy")
+    _indptr = _Array("post_indptr.npy")
+    post_docs = _Array("post_docs.npy")
+    post_tf = _Array("post_tf.npy")
+    doc_len = _Array("doc_len.npy")
 
-    @cached_property
-    def _docs(self) -> npt.NDArray[np.int32]:
-        return self._load("post_docs.npy")
-
-    @cached_property
-    def _tf(self) -> FloatArray:
-        return self._load("post_tf.npy")
-
-    @cached_property
-    def doc_len(self) -> FloatArray:
-        return np.asarray(self._load("doc_len.npy"))
-
-    @cached_property
+    @property
     def vectors(self) -> FloatArray | None:
-        path = self.folder / "vectors.npy"
-        return self._load("vectors.npy") if path.exists() else None
+        return self._array("vectors.npy") if self._has_vectors else None
+
+    @cached_property
+    def _has_vectors(self) -> bool:
+        return (self.folder / "vectors.npy").exists()
 
     def vector_rows(self, ordinals: IntArray) -> FloatArray:
         """The float vectors of ``ordinals``, read from the file (``os.preadv``) rather than
@@ -300,7 +351,7 @@ class Segment:
         out = np.empty((len(ordinals), dim), dtype=np.float32)
         row = dim * 4
         start = self._vectors_offset
-        with open(self.folder / "vectors.npy", "rb", buffering=0) as fh:
+        with resources(), open(self.folder / "vectors.npy", "rb", buffering=0) as fh:
             fd = fh.fileno()
             for i, ordinal in enumerate(np.asarray(ordinals).tolist()):
                 if os.preadv(fd, [out[i]], start + ordinal * row) != row:
@@ -310,13 +361,8 @@ class Segment:
     @cached_property
     def _vectors_offset(self) -> int:
         """Where the rows of ``vectors.npy`` begin (after numpy's header)."""
-        with open(self.folder / "vectors.npy", "rb") as fh:
-            version = np.lib.format.read_magic(fh)
-            if version == (1, 0):
-                np.lib.format.read_array_header_1_0(fh)
-            else:
-                np.lib.format.read_array_header_2_0(fh)
-            return fh.tell()
+        with resources():
+            return layout(self.folder / "vectors.npy").offset
 
     @cached_property
     def ann(self) -> Any | None:
@@ -325,7 +371,7 @@ class Segment:
 
     @cached_property
     def _edge_targets(self) -> list[str]:
-        text = (self.folder / "edge_targets.txt").read_text("utf-8")
+        text = self._text("edge_targets.txt")
         return text.split("\n") if text else []
 
     @property
@@ -334,26 +380,21 @@ class Segment:
 
     def outgoing(self, ordinal: int) -> list[tuple[str, str]]:
         """(relation, to_id) of the edges leaving node ``ordinal``, sorted."""
-        indptr = self._load_cached("edge_indptr.npy")
+        indptr = self._array("edge_indptr.npy")
         start, end = int(indptr[ordinal]), int(indptr[ordinal + 1])
         if start == end:
             return []
         relations, targets = self.meta["relations"], self._edge_targets
-        to = self._load_cached("edge_to.npy")[start:end].tolist()
-        rel = self._load_cached("edge_rel.npy")[start:end].tolist()
+        to = self._array("edge_to.npy")[start:end].tolist()
+        rel = self._array("edge_rel.npy")[start:end].tolist()
         return [(relations[r], targets[t]) for r, t in zip(rel, to, strict=True)]
-
-    def _load_cached(self, name: str) -> npt.NDArray[Any]:
-        if name not in self._arrays:
-            self._arrays[name] = self._load(name)
-        return self._arrays[name]
 
     def postings(self, term: str) -> Postings | None:
         tid = self.term_ids.get(term)
         if tid is None:
             return None
         start, end = int(self._indptr[tid]), int(self._indptr[tid + 1])
-        return Postings(self._docs[start:end], self._tf[start:end])
+        return Postings(self.post_docs[start:end], self.post_tf[start:end])
 
     @property
     def block_shift(self) -> int | None:
@@ -376,27 +417,25 @@ class Segment:
         return self._indptr.tolist()  # type: ignore[no-any-return]
 
     @property
-    def post_docs(self) -> npt.NDArray[np.int32]:
-        return self._docs
-
-    @property
-    def post_tf(self) -> FloatArray:
-        return self._tf
+    def postings_in_memory(self) -> bool:
+        """Whether the postings were read into memory: a slice of them then holds no file
+        open, and a search may keep it across segments without a copy (retrieve/lexical)."""
+        return "post_docs.npy" in self._arrays
 
     def blocks(self, term: str) -> Blocks | None:
         """The term's block-max entries (None: it has none, its postings are short)."""
         tid = self.term_ids.get(term)
         if tid is None or self.block_shift is None:
             return None
-        indptr = self._load_cached("blk_indptr.npy")
+        indptr = self._array("blk_indptr.npy")
         start, end = int(indptr[tid]), int(indptr[tid + 1])
         if start == end:
             return None
-        first = self._load_cached("blk_start.npy")[start:end]
+        first = self._array("blk_start.npy")[start:end]
         ends = np.append(first[1:], self._indptr[tid + 1])
-        return Blocks(self._load_cached("blk_ids.npy")[start:end], first, ends,
-                      self._load_cached("blk_max_tf.npy")[start:end],
-                      self._load_cached("blk_min_len.npy")[start:end])
+        return Blocks(self._array("blk_ids.npy")[start:end], first, ends,
+                      self._array("blk_max_tf.npy")[start:end],
+                      self._array("blk_min_len.npy")[start:end])
 
     def doc_freq(self, term: str) -> int:
         tid = self.term_ids.get(term)
@@ -444,8 +483,8 @@ class Segment:
         key = (avgdl, k1, b)
         weights = self._weights.get(key)
         if weights is None:
-            tf = self._tf
-            weights = np.asarray(tf / (tf + self.length_norm(avgdl, k1, b)[self._docs]),
+            tf = self.post_tf
+            weights = np.asarray(tf / (tf + self.length_norm(avgdl, k1, b)[self.post_docs]),
                                  dtype=np.float32)
             _keep(self._weights, key, weights, WEIGHTS_KEPT)
         return weights
@@ -472,8 +511,8 @@ class Segment:
 
     def _count_flagged(self, kind: str, flagged_vocab: BoolArray) -> IntArray:
         """Per node, how many of its tags (of ``kind``) are flagged in the vocabulary."""
-        indptr = np.asarray(self._load_cached(f"{kind}_indptr.npy"))
-        ids = np.asarray(self._load_cached(f"{kind}_ids.npy"))
+        indptr = np.asarray(self._array(f"{kind}_indptr.npy"))
+        ids = np.asarray(self._array(f"{kind}_ids.npy"))
         if ids.size == 0:
             return np.zeros(self.size, dtype=np.int64)
         owner = np.repeat(np.arange(self.size), np.diff(indptr))
@@ -482,5 +521,5 @@ class Segment:
     def _untagged_or_shared(self, caller_tags: frozenset[str]) -> BoolArray:
         """ACL rule: a node with no tags is public; otherwise it must share one with the caller."""
         shared = np.asarray([t in caller_tags for t in self.meta["acl_tags"]], dtype=bool)
-        untagged = np.diff(np.asarray(self._load_cached("acl_indptr.npy"))) == 0
+        untagged = np.diff(np.asarray(self._array("acl_indptr.npy"))) == 0
         return np.asarray((self._count_flagged("acl", shared) > 0) | untagged, dtype=bool)

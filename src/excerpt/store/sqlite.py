@@ -26,6 +26,7 @@ from excerpt.errors import InputError, NotFoundError, StoreError
 from excerpt.store._records import RecordQueries
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.deletion import delete_statements
+from excerpt.store.maps import OpenMaps
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
 from excerpt.store.sources import SourceRecords
@@ -61,7 +62,9 @@ class SQLiteStore(SourceRecords, RecordQueries):
 
     ranks_in_sql = False  # the engine ranks over this store's memory-mapped segments
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, open_files: int | None = None) -> None:
+        """``open_files``: most segment files mapped at once (store/maps.py; default: the
+        setting segment_open_files' default)."""
         self.home = Path(home)
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
@@ -73,6 +76,7 @@ class SQLiteStore(SourceRecords, RecordQueries):
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the store at {self.home}: {exc}") from exc
         self._segments: dict[str, Segment] = {}
+        self.maps = OpenMaps() if open_files is None else OpenMaps(open_files)
         self.recover()
 
     @property
@@ -304,7 +308,9 @@ class SQLiteStore(SourceRecords, RecordQueries):
                                                ("edges", "nodes", "documents"), drop_collection):
                 conn.execute(sql, args)
         for sid in snapshot_ids:
-            self._segments.pop(sid, None)
+            gone = self._segments.pop(sid, None)
+            if gone is not None:
+                gone.close()
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -321,7 +327,7 @@ class SQLiteStore(SourceRecords, RecordQueries):
             folder = self.segments_dir / row[0]
             if not (folder / "meta.json").exists():
                 raise StoreError(f"segment of snapshot {snapshot_id!r} is missing at {folder}")
-            seg = Segment(folder, snapshot_id)
+            seg = Segment(folder, snapshot_id, self.maps)
             self._segments[snapshot_id] = seg
         return seg
 
@@ -454,4 +460,5 @@ class SQLiteStore(SourceRecords, RecordQueries):
                 conn.close()
             self._all.clear()
         self._local = threading.local()
+        self.maps.close()  # the segments' open files; a later read maps them again
 
