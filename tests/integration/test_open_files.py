@@ -28,7 +28,7 @@ from typing import Any
 
 import psutil
 import pytest
-from tests.http import add_keys, call, wait_started
+from tests.http import add_keys, call, wait_started, zipped
 
 from excerpt.engine import Engine
 from excerpt.settings import Settings
@@ -160,6 +160,26 @@ def test_a_server_under_256_descriptors_serves_every_collection(
         status, models = call(f"{url}/v1/models", key)
         assert status == 200, models
         assert {m["id"] for m in models["data"]} == {"excerpt:notes", "excerpt:other"}
+        assert len(descriptors(server.pid)) <= SERVER_FILES, descriptors(server.pid)
+
+
+def test_a_server_under_256_descriptors_takes_a_zip_of_200_files_and_serves_it(
+        tmp_path: Path, free_port: Callable[[], int]) -> None:
+    """The issue's own case: an ingester's POST /v1/sync of a 200-file zip, then searches and
+    /v1/models, all answered by a server held to 256 descriptors, which keeps few."""
+    write_notes(tmp_path / "notes", 200, 3)
+    home = tmp_path / "home"
+    keys = add_keys(home, (("ivy", "--role", "ingester"), ("alice",)), revoke=())
+    body = zipped({f"notes/{p.name}": p.read_bytes() for p in (tmp_path / "notes").iterdir()})
+    with serve(home, free_port(), LIMIT) as (url, server):
+        status, synced = call(f"{url}/v1/sync?collection=notes&embedder=none", keys["ivy"],
+                              body, method="POST")
+        assert (status, synced.get("added")) == (200, 200), synced
+        for query in QUERIES:
+            status, found = call(search_url(url, "notes", query), keys["alice"])
+            assert status == 200 and found["hits"], found
+        status, models = call(f"{url}/v1/models", keys["alice"])
+        assert status == 200 and [m["id"] for m in models["data"]] == ["excerpt:notes"]
         assert len(descriptors(server.pid)) <= SERVER_FILES, descriptors(server.pid)
 
 
