@@ -209,6 +209,7 @@ class PostgresStore(SourceRecords, RecordQueries):
                     (seconds, len(payload.documents), len(payload.nodes), len(payload.edges),
                      json.dumps([e.to_json() for e in payload.errors]), snapshot_id, run_id))
         finally:
+            segment.close()  # its maps (store/maps.py) would keep the staging files open
             self._end_run(run_id)
         self._tidy()
         return self.snapshot(snapshot_id)
