@@ -256,3 +256,17 @@ def test_segments_dropped_and_mapped_again_rank_as_segments_never_dropped(
     assert len(descriptors(os.getpid())) - before <= 24 + 8
     engine.close()
     assert maps.open == 0
+
+
+def test_the_chat_routes_answer_503_for_a_process_out_of_files() -> None:
+    """A raw out-of-files error raised outside a segment read (a socket, a database file) is
+    chat's 503 ``server_error`` too, never a 500 (the REST routes map it alike)."""
+    import errno
+
+    from excerpt.server.chat import _error
+
+    failure = _error(OSError(errno.EMFILE, "Too many open files", "/srv/excerpt/x.npy"))
+    body = failure.to_json()
+    assert failure.status == 503 and body["error"]["type"] == "server_error", body
+    assert "/srv" not in json.dumps(body)
+    assert _error(RuntimeError("boom")).status == 500

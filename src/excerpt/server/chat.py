@@ -50,7 +50,7 @@ from excerpt.compose.followup import Resolution, resolve
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError
 from excerpt.server import chat_wire as wire
-from excerpt.server.errors import status
+from excerpt.server.errors import status, unexpected
 from excerpt.server.keys import Caller, KeyRing
 from excerpt.server.stream import Cancelled, StreamWork
 from excerpt.types import Principal, check_where
@@ -211,6 +211,10 @@ def _error(exc: Exception) -> wire.ChatError:
                               "invalid_request_error", "invalid_body", param)
     if isinstance(exc, PermissionError) and exc.errno is None:
         return wire.ChatError(403, str(exc), "permission_error", "forbidden")
+    if not isinstance(exc, ExcerptError):
+        code, body = unexpected(exc)  # 503 when the process ran out of open files
+        if code != 500:
+            return wire.ChatError(code, body["error"], _TYPES[code], body["kind"])
     code = status(exc) if isinstance(exc, ExcerptError) else 500
     if code == 500:
         log.error("excerpt: a chat request failed", exc_info=exc)
