@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -31,17 +30,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from openai import OpenAI
 
+from _serve import free_port, wait_healthy
 from excerpt.cli.main import cli
 from excerpt.evaluate.metrics import latency_summary
 
 QUESTIONS = ["What does Lord Henry say about influence?", "Who is Patroclus?",
              "Why does Dorian hide the portrait?", "How is Hector killed?"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def rest(url: str, key: str, path: str, body: dict[str, Any] | None = None) -> Any:
@@ -94,12 +88,7 @@ def main() -> int:
     server = subprocess.Popen([sys.executable, "-m", "excerpt", "--home", str(args.home),
                                "serve", "--port", str(port)], stderr=subprocess.DEVNULL)
     try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"{url}/-/health", timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_healthy(url, server)
         c = args.collection
         search = [t for q in QUESTIONS for t in timed(lambda q=q: rest(
             url, key, "/v1/search?" + urllib.parse.urlencode(

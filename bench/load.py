@@ -37,7 +37,6 @@ import asyncio
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -49,6 +48,8 @@ from pathlib import Path
 import numpy as np
 import psutil
 
+from _serve import free_port, wait_healthy
+
 REPO = Path(__file__).resolve().parents[1]
 BOOKS = Path(os.environ.get("EXCERPT_DATA", REPO.parent / "shared" / "data")) / "books"
 EXCERPT = Path(sys.executable).with_name("excerpt")
@@ -56,13 +57,6 @@ QUERIES = ["Lord Henry influence", "Achilles anger", "portrait hidden", "Hector 
            "Sibyl Vane theatre", "youth and beauty", "Priam ransom", "Basil Hallward"]
 QUESTIONS = ["What does Lord Henry say about influence?", "Why does Dorian hide the portrait?",
              "How does Hector say farewell to Andromache?"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Connection:
@@ -138,14 +132,8 @@ def start_server(home: Path, port: int, workers: int = 1) -> subprocess.Popen[by
     server = subprocess.Popen([str(EXCERPT), "--home", str(home), "serve", "--port", str(port),
                                "--keys", str(home / "load-keys.yaml"),
                                "--workers", str(workers)])
-    for _ in range(600):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/-/health", timeout=1):
-                return server
-        except OSError:
-            time.sleep(0.1)
-    server.kill()
-    raise SystemExit("excerpt serve did not start")
+    wait_healthy(f"http://127.0.0.1:{port}", server)
+    return server
 
 
 def report(out: dict[str, list[tuple[float, int]]], wall: float, cpu: float,

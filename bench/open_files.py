@@ -28,7 +28,6 @@ import json
 import os
 import random
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from _serve import free_port, wait_healthy
 from excerpt.engine import Engine
 from excerpt.evaluate.metrics import latency_summary
 from excerpt.sync import SyncOptions
@@ -76,12 +76,6 @@ def get(url: str, key: str) -> int:
         return exc.code
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def serve(home: Path, key: str) -> dict[str, Any]:
     """A real server's open descriptors and segment maps before and after searches."""
     port = free_port()
@@ -92,12 +86,7 @@ def serve(home: Path, key: str) -> dict[str, Any]:
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard)))
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"{url}/-/health", timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_healthy(url, server)
         out: dict[str, Any] = {"fds_started": descriptors(server.pid)}
         statuses = []
         for query in QUERIES:
