@@ -101,6 +101,11 @@ class Sentence:
         return len(self.text.split())
 
 
+_CAPTION = re.compile(r"\[Illustration\b[^\]]{0,400}(?:\]|$)", re.IGNORECASE)
+"""A Gutenberg illustration's caption ("[Illustration: ACHILLES CONTENDING WITH THE RIVERS.]",
+over one line or several): a picture's title, never a sentence of the book to quote."""
+
+
 def _quotable(text: str, tokens: frozenset[str], last: bool) -> bool:
     ends = text.rstrip("\"'”’)]»").endswith(SENTENCE_ENDINGS) or text.endswith(SENTENCE_ENDINGS)
     if len(tokens) < MIN_TOKENS or text[0].islower() or (last and not ends):
@@ -130,11 +135,13 @@ def candidates(nodes: Sequence[Node]) -> list[Sentence]:
     seen: set[str] = set()
     for rank, (node, is_code, per_node) in enumerate(zip(nodes, code, spans, strict=True)):
         repeated = int(node.metadata.get("overlap", 0))
+        captions = [] if is_code else [m.span() for m in _CAPTION.finditer(node.text)]
         for i, (start, end) in enumerate(per_node):
             text, found = node.text[start:end], frozenset(next(tokens))
             key = one_line(text)
             quotable = (len(found) >= MIN_TOKENS - 1 if is_code
-                        else end > repeated and _quotable(text, found, i == len(per_node) - 1))
+                        else end > repeated and _quotable(text, found, i == len(per_node) - 1)
+                        and not any(a < end and start < b for a, b in captions))
             if key in seen or not quotable:
                 continue
             seen.add(key)

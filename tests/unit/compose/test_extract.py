@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from excerpt.compose.composer import Passage, compose
-from excerpt.compose.extract import Embed, view_embed
+from excerpt.compose.extract import Embed, candidates, view_embed
 from excerpt.compose.question import question_focus, question_kind, shape
 from excerpt.types import Node
 
@@ -156,3 +156,18 @@ def test_a_code_node_is_answered_from_its_lines() -> None:
     assert not composed.cautious
     assert "cosine distance" in composed.answer
     assert composed.quotes and all(q.text in code for q in composed.quotes)
+
+
+def test_illustration_captions_are_never_quoted() -> None:
+    """Gutenberg's "[Illustration: …]" lines are a picture's title, not the book's words
+    (issue 29): over one line, several, or cut off by the end of a node."""
+    text = ("[Illustration: ACHILLES CONTENDING WITH THE RIVERS.]\n\n"
+            "He said; and on the chief descends amain, increased with gore and the slain.\n\n"
+            "[Illustration: Lord Henry in the garden,\nwhere the roses bloom.]\n\n"
+            "Lord Henry walked in the garden where the roses bloom all summer long.\n\n"
+            "[Illustration: The river Xanthus rising against the hero")
+    node = Node(id="n", document_id="d", text=text, title="t", source="s")
+    quoted = [node.text[s.start:s.end] for s in candidates([node])]
+    assert quoted and not any("Illustration" in q or "Xanthus" in q for q in quoted), quoted
+    assert any(q.startswith("He said") for q in quoted)
+    assert any(q.startswith("Lord Henry walked") for q in quoted)
