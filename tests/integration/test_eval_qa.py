@@ -164,7 +164,7 @@ def test_the_split_option_asks_only_that_half(home: Path, qa_file: Path) -> None
     assert set(tune["by_split"]) == {"tune"}
     out = run(home, "eval", str(qa_file), "--split", "test", "--no-progress")
     assert out.exit_code == 1
-    assert "QA file's splits are tune, heldout, fresh, fresh2, all" in out.output
+    assert "QA file's splits are tune, heldout, fresh, fresh2, blind, all" in out.output
 
 
 def test_the_run_is_stored_with_its_questions(home: Path, report: dict[str, Any]) -> None:
@@ -320,3 +320,37 @@ def test_the_bench_question_files_name_nodes_of_their_corpora(
         total += len(qa.questions)
         unanswerable += sum(not q.answerable for q in qa.questions)
     assert total >= 60 and abs(3 * unanswerable - total) <= 3
+
+
+EVIDENCE_QA = """
+kind: qa
+collection: demo
+questions:
+  - id: hybrid
+    question: What does hybrid search do with the two rankings?
+    facts: [[fuses, fuse*]]
+    evidence: ["runs both and fuses the two   rankings, which is usually better"]
+    split: blind
+  - id: moon
+    question: What is the capital of the moon?
+    answerable: false
+    out_of_collection: true
+    split: blind
+"""
+
+
+def test_evidence_spans_find_their_gold_when_the_run_starts(home: Path, tmp_path: Path) -> None:
+    """Questions written without running excerpt give verbatim spans, not node ids (issue 29):
+    the nodes that hold them, white space aside, are the gold; a span no node holds is an
+    error naming it."""
+    path = tmp_path / "evidence.yaml"
+    path.write_text(EVIDENCE_QA, "utf-8")
+    result = evaluate(home, path, "--split", "blind")
+    rows = {r["id"]: r for r in result["per_question"]}
+    assert rows["hybrid"]["relevant"] == ["02-search.md:0000"]
+    assert rows["hybrid"]["gold_recall@k"] == 1.0
+    assert rows["moon"]["out_of_collection"] is True
+    assert result["cautious_out_of_collection"] == float(rows["moon"]["cautious"])
+    path.write_text(EVIDENCE_QA.replace("fuses the two", "melts the three"), "utf-8")
+    out = run(home, "eval", str(path), "--no-progress")
+    assert out.exit_code == 1 and "hybrid: no passage holds the evidence" in out.output

@@ -10,12 +10,17 @@ A QA file is YAML (or JSON) marked ``kind: qa``, with a ``collection`` and ``que
         facts: [[sin*], [age, ageing, aging, old*]]   # every fact stated; any phrasing of each
         gold: [pg174:ch10:0002]                        # node ids that hold the facts
         answerable: true                               # default true
-        split: tune                                    # tune | heldout | fresh | fresh2
+        split: tune                                    # tune | heldout | fresh | fresh2 | blind
         corpus: dorian                                 # optional; default: the collection
 
-An answerable question needs ``facts`` and ``gold``; an unanswerable one (``answerable:
-false``: it sounds like the corpus but the corpus does not say) has neither. A fact given as a
-string is one phrasing. Matching rules: :mod:`excerpt.evaluate.qa_metrics`.
+An answerable question needs ``facts`` and ``gold``, or ``evidence`` instead of ``gold``: short
+verbatim spans of the passage that answers, found in the collection when the evaluation runs
+(the nodes whose text holds a span, white space aside, are its gold), so that a question written
+without running excerpt needs no node id and survives a change of chunking; a span found in no
+node the caller may see is an error naming it. An unanswerable one (``answerable: false``: it
+sounds like the corpus but the corpus does not say) has neither; ``out_of_collection: true``
+marks one whose subject the collection does not hold at all. A fact given as a string is one
+phrasing. Matching rules: :mod:`excerpt.evaluate.qa_metrics`.
 
 Each question is asked once (``Engine.ask``, as the given principal, with the given mode,
 ``doc_limit`` and reranker; with the LLM when one is given) and scored; the report gives,
@@ -31,6 +36,8 @@ overall, per split and per corpus:
 * ``citation_numbering``: answers whose numbering is right (1..n, all cited, no node twice);
 * ``cautious_precision`` / ``cautious_recall``: of the cautious answers, those to unanswerable
   questions / of the unanswerable questions, those answered cautiously;
+  ``cautious_out_of_collection``: of the questions marked ``out_of_collection``, those answered
+  cautiously;
   ``cautious_on_answerable``: answerable questions answered cautiously; ``abstention_accuracy``:
   cautious on unanswerable and not cautious on answerable;
 * latency percentiles of the whole ask and of each of its stages (after one untimed ask, so
@@ -43,7 +50,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,13 +72,15 @@ from excerpt.evaluate.qa_metrics import (
 from excerpt.evaluate.scenarios import read_data, seen_snapshots
 from excerpt.types import Filters, Principal, SearchMode
 
-SPLITS = ("tune", "heldout", "fresh", "fresh2")
+SPLITS = ("tune", "heldout", "fresh", "fresh2", "blind")
 """tune: read while choosing; heldout: measured, not read; fresh and fresh2: further held-out sets,
-each written after the ones before it had been measured, for a choice those can no longer judge."""
+each written after the ones before it had been measured, for a choice those can no longer judge;
+blind: written (issue 29) by readers who never ran excerpt nor saw a figure, a quarter of them
+unanswerable, and never read while choosing: its share is reported, its questions are not."""
 METRICS = ("fact_stated", "fact_in_quotes", "gold_recall@k", "gold_in_quotes",
            "citation_precision", "quotes_verbatim", "quotes_verbatim_spaces",
            "citation_numbering", "cautious_precision", "cautious_recall",
-           "cautious_on_answerable", "abstention_accuracy")
+           "cautious_on_answerable", "cautious_out_of_collection", "abstention_accuracy")
 
 
 @dataclass(frozen=True)
@@ -83,6 +92,8 @@ class Question:
     answerable: bool
     split: str
     corpus: str
+    evidence: tuple[str, ...] = ()
+    out_of_collection: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,12 +142,18 @@ def _question(raw: Any, where: str, default_corpus: str) -> Question:
         raise InputError(f"{where}: split must be one of {', '.join(SPLITS)}")
     facts = _facts(raw.get("facts"), where)
     gold = _strings(raw.get("gold") or [], where, "gold") if raw.get("gold") else ()
-    if answerable and not (facts and gold):
-        raise InputError(f"{where}: an answerable question needs facts and gold")
-    if not answerable and facts:
-        raise InputError(f"{where}: an unanswerable question has no facts")
+    evidence = _strings(raw["evidence"], where, "evidence") if raw.get("evidence") else ()
+    outside = raw.get("out_of_collection", False)
+    if not isinstance(outside, bool) or (outside and answerable):
+        raise InputError(f"{where}: out_of_collection is true or false, and only an "
+                         "unanswerable question is out of the collection")
+    if answerable and not (facts and (gold or evidence)):
+        raise InputError(f"{where}: an answerable question needs facts and gold (or evidence)")
+    if not answerable and (facts or evidence):
+        raise InputError(f"{where}: an unanswerable question has no facts and no evidence")
     return Question(str(raw["id"]), str(raw["question"]), facts, gold, answerable,
-                    str(raw["split"]), str(raw.get("corpus") or default_corpus))
+                    str(raw["split"]), str(raw.get("corpus") or default_corpus), evidence,
+                    outside)
 
 
 def load_qa(path: Path) -> QAFile:
@@ -179,6 +196,7 @@ def score_answer(question: Question, result: AskResult,
         "id": question.id, "question": question.question, "query": question.question,
         "split": question.split,
         "corpus": question.corpus, "answerable": question.answerable,
+        "out_of_collection": question.out_of_collection,
         "answer": answer, "cautious": composed.cautious,
         "quotes": [{"id": i, "text": t} for i, t in quotes],
         "citations": [i for _, i in citations],
@@ -210,6 +228,7 @@ def _share(rows: Sequence[Mapping[str, Any]], key: str) -> float | None:
 def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The metrics of a group of question rows (see the module docstring)."""
     unanswerable = [r for r in rows if not r["answerable"]]
+    outside = [r for r in unanswerable if r.get("out_of_collection")]
     answerable = [r for r in rows if r["answerable"]]
     cautious = [r for r in rows if r["cautious"]]
     right = sum(1 for r in rows if r["cautious"] != r["answerable"])
@@ -230,6 +249,7 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "cautious_precision": ratio(sum(not r["answerable"] for r in cautious), len(cautious)),
         "cautious_recall": ratio(sum(r["cautious"] for r in unanswerable), len(unanswerable)),
         "cautious_on_answerable": ratio(sum(r["cautious"] for r in answerable), len(answerable)),
+        "cautious_out_of_collection": ratio(sum(r["cautious"] for r in outside), len(outside)),
         "abstention_accuracy": ratio(right, len(rows)),
         "latency_ms": latency_summary([r["latency_ms"] for r in rows]),
         "stage_latency_ms": stage_summary([r["stages_ms"] for r in rows]),
@@ -244,6 +264,28 @@ def _node_texts(engine: Engine, filters: Filters, principal: Principal) -> NodeT
         return {n.id: n.text for n in found.node_texts}
 
     return fetch
+
+
+def with_gold(engine: Engine, question: Question, filters: Filters,
+              principal: Principal) -> Question:
+    """``question`` with the nodes that hold its evidence spans as its gold (white space aside;
+    each span searched with BM25 and checked verbatim in the top 50), when it gives evidence;
+    InputError naming the question and the span that no node the principal may see holds."""
+    if not question.evidence:
+        return question
+    gold: list[str] = list(question.gold)
+    for span in question.evidence:
+        wanted = _squashed(span)
+        hits = engine.search(span, filters, principal, "bm25", 50).hits
+        found = [h.node.id for h in hits if wanted in _squashed(h.node.text)]
+        if not found:
+            raise InputError(f"{question.id}: no passage holds the evidence {span[:80]!r}")
+        gold += [node_id for node_id in found if node_id not in gold]
+    return replace(question, gold=tuple(gold))
+
+
+def _squashed(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def select(questions: Sequence[Question], split: str) -> list[Question]:
@@ -271,6 +313,7 @@ def evaluate_qa(engine: Engine, file: QAFile, collection: str | None = None,
         raise InputError(f"{file.path}: no questions in split {split!r}")
     filters = Filters(collection=name)
     texts = _node_texts(engine, filters, principal)
+    questions = [with_gold(engine, q, filters, principal) for q in questions]
     # One untimed ask first: loading the models is not a cost of any one question.
     engine.ask(questions[0].question, filters, principal, mode, options, reranker)
     rows = []
