@@ -2,12 +2,12 @@
 >= 80% on our own questions over real manuals)?
 
 Run:  .venv/bin/python bench/manuals.py [--modes bm25,hybrid] [--json bench/out/manuals.json]
-      [--misses tune|heldout|fresh|fresh2|all] [--embedder auto|minilm|e5] [--home DIR]
+      [--misses tune|heldout|fresh|fresh2|blind|all] [--embedder auto|minilm|e5] [--home DIR]
       [--settings FILE] [--manuals NAME,...]
 
 Reads bench/qa/manuals.yaml: its ``manuals`` (Debian packages that ship PDF, HTML and EPUB
-manuals under /usr/share, with their paths) and its questions (facts; split tune, heldout, fresh
-or fresh2).
+manuals under /usr/share, with their paths) and its questions (facts; split tune, heldout, fresh,
+fresh2 or blind).
 Each manual is ingested with ``--format`` (default ``auto``: the dispatcher picks the reader, as
 ``excerpt ingest`` does) into one collection of a temporary home, as its own source, twice: BM25
 only (for the ``bm25`` mode and the ingest times: seconds per manual, pages/s for PDFs) and with
