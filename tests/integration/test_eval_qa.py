@@ -354,3 +354,16 @@ def test_evidence_spans_find_their_gold_when_the_run_starts(home: Path, tmp_path
     path.write_text(EVIDENCE_QA.replace("fuses the two", "melts the three"), "utf-8")
     out = run(home, "eval", str(path), "--no-progress")
     assert out.exit_code == 1 and "hybrid: no passage holds the evidence" in out.output
+
+
+def test_each_stage_says_whether_it_still_held_the_facts(report: dict[str, Any]) -> None:
+    """A fact quoted was in a passage composition read, and one read was in a passage
+    retrieval found: the shares can only shrink from retrieval to the quotes (issue 29)."""
+    for row in report["per_question"]:
+        if not row["answerable"]:
+            assert row["fact_in_candidates"] is None and row["fact_in_documents"] is None
+            continue
+        assert row["fact_in_candidates"] >= row["fact_in_documents"] >= row["fact_in_quotes"]
+    assert report["fact_in_candidates"] >= report["fact_in_documents"] >= report[
+        "fact_in_quotes"]
+    assert report["fact_in_candidates"] > 0

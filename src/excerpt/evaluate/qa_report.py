@@ -8,6 +8,7 @@ from typing import Any
 from excerpt.evaluate.runs import principal_label
 
 COLUMNS = (("stated", "fact_stated"), ("quotes", "fact_in_quotes"),
+           ("read", "fact_in_documents"), ("found", "fact_in_candidates"),
            ("gold@k", "gold_recall@k"), ("cite", "citation_precision"),
            ("verbatim", "quotes_verbatim"), ("numbers", "citation_numbering"),
            ("caut-P", "cautious_precision"), ("caut-R", "cautious_recall"),
