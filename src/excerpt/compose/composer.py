@@ -11,7 +11,8 @@ each followed by the number of the passage it comes from, the quotes and the cit
    shortened or reworded.
 3. **Numbers and citations**: one number per node, in order of first appearance in the answer
    (1..n, no gaps); several sentences of one node share its number. Every citation listed is
-   cited, and no node has two numbers.
+   cited, and no node has two numbers; a bracketed number of the source's own (a footnote
+   reference, "created.[9]") is written "[^9]" in the answer, so it never reads as one.
 4. **Quotes**: one per cited node, numbered as its citation: the exact span of the node's
    stored text from its first cited sentence to its last (``quote.text in node.text``).
 5. **Caution**: ``confidence`` (the best sentence's content match,
@@ -23,6 +24,7 @@ each followed by the number of the passage it comes from, the quotes and the cit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,6 +117,16 @@ def _citations(ordered: Sequence[Sentence], numbers: Mapping[str, int]) -> list[
                      dict(nodes[node_id].metadata)) for node_id, n in numbers.items()]
 
 
+_SOURCE_MARK = re.compile(r"\[(\d+)\]")
+
+
+def as_said(sentence: Sentence) -> str:
+    """A quoted sentence as the answer says it: on one line, and a bracketed number of the
+    source's own (a footnote reference, "created.[9]") written "[^9]", so that no number in
+    the answer but excerpt's own [n] reads as a citation (the quote stays verbatim)."""
+    return _SOURCE_MARK.sub(r"[^\1]", one_line(sentence.text))
+
+
 def _moving_on(ranked: list[Sentence], said: str, min_confidence: float) -> list[Sentence]:
     """``ranked`` without the sentences of ``said`` (the previous answer, which quotes whole
     sentences) when what is left still answers confidently: a follow-up ("And who kills him
@@ -122,7 +134,7 @@ def _moving_on(ranked: list[Sentence], said: str, min_confidence: float) -> list
     repeated sentences answer well, they are kept (a question asked again gets its answer)."""
     if not said:
         return ranked
-    fresh = [s for s in ranked if one_line(s.text) not in said]
+    fresh = [s for s in ranked if as_said(s) not in said]
     if fresh and len(fresh) < len(ranked) and confidence(fresh[0].features) >= min_confidence:
         return fresh
     return ranked
@@ -148,7 +160,7 @@ def compose(question: str, passages: Sequence[Passage], language: str = "en",
     chosen = select_sentences(ranked, max_quotes, len(caution.split()) if cautious else 0)
     ordered = reading_order(chosen)
     numbers = _numbers(ordered)
-    sentences = [(one_line(s.text), numbers[s.node.id]) for s in ordered]
+    sentences = [(as_said(s), numbers[s.node.id]) for s in ordered]
     parts = [f"{text} [{n}]" for text, n in sentences]
     if cautious and parts:
         parts[0] = f"{caution} {parts[0]}"

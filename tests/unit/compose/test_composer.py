@@ -77,3 +77,15 @@ def test_a_follow_up_moves_on_from_the_answer_just_given() -> None:
     kept = compose("Who kills Patroclus in revenge?", [Passage(DUEL, 2.0), Passage(LOAF, 0.2)],
                    max_quotes=1, said=first.answer)
     assert [c.node_id for c in kept.citations] == ["duel"]  # nothing new answers: repeated
+
+
+def test_a_footnote_mark_of_the_source_never_reads_as_a_citation() -> None:
+    """DocBook keeps a footnote's reference in the text ("created.[9]"): quoted as it is, the
+    answer held a [9] that no citation lists. The answer writes it [^9]; the quote is verbatim."""
+    signed = node("sig", "A signature shows that the archive was not tampered with since it "
+                  "was created.[9] The signature can be validated by checking the key.")
+    answer = compose("How can a signature show that an archive was not tampered with?",
+                     [Passage(signed, 2.0)])
+    assert "[9]" not in answer.answer and "created.[^9]" in answer.answer, answer.answer
+    assert {int(n) for n in re.findall(r"\[(\d+)\]", answer.answer)} == {1}
+    assert any("created.[9]" in q.text for q in answer.quotes)  # the quote stays verbatim
