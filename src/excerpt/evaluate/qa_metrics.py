@@ -5,7 +5,9 @@ Pure functions over text, so each can be tested on answers written by hand:
 * **Facts** (:func:`states_fact`): a fact is a list of alternative phrasings, one of which must
   appear. Matching is case-insensitive, with curly quotes made straight and runs of white space
   made one space. A Latin-script phrasing matches on word boundaries ("sin" does not match
-  "single"); a trailing ``*`` lets it end inside a word ("sin*" matches "sins", "sinful"). A
+  "single"); a trailing ``*`` lets it end inside a word ("sin*" matches "sins", "sinful"); a
+  boundary is any character that is not a Latin letter or a digit, so a Korean particle after a
+  number ends it ("1.50" is stated by "1.50에 미달된 자"). A
   phrasing with Hangul matches as a substring with all white space removed on both sides (Korean
   attaches particles to words and spaces compounds freely: "휴학" is stated by "휴학은").
 * **Answer sentences** (:func:`cited_sentences`): the answer is cut after each group of
@@ -44,10 +46,13 @@ def normalise(text: str) -> str:
     return _SPACES.sub(" ", text.translate(_QUOTES).lower()).strip()
 
 
+_LATIN = r"[0-9a-z_\u00c0-\u024f]"  # what continues a Latin word (text is lower case)
+
+
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     prefix = phrase.endswith("*")
     body = re.escape(normalise(phrase.rstrip("*"))).replace(r"\ ", r"\s+")
-    return re.compile(rf"(?<!\w){body}" + ("" if prefix else r"(?!\w)"))
+    return re.compile(rf"(?<!{_LATIN}){body}" + ("" if prefix else rf"(?!{_LATIN})"))
 
 
 def states_phrase(text: str, phrase: str) -> bool:

@@ -40,6 +40,14 @@ def test_korean_facts_match_as_substrings_without_spaces() -> None:
     assert not states_phrase("등록금 납부", "휴학")
 
 
+def test_a_latin_phrase_ends_where_a_korean_particle_begins() -> None:
+    """"1.50" had to be followed by a non-word character, and Hangul is one: "평점평균이 1.50에
+    미달된 자" did not state 1.50, and every Korean answer giving a number was scored wrong."""
+    assert states_phrase("평점평균이 1.50에 미달된 자", "1.50")
+    assert states_phrase("SQL문을 실행한다", "sql")
+    assert not states_phrase("평점평균이 1.505에 미달", "1.50")
+
+
 def test_answer_sentences_carry_their_markers() -> None:
     answer = "Basil paints him. [1] He hides it [2, 3]. Then nothing cites this"
     assert cited_sentences(answer) == [("Basil paints him.", (1,)), ("He hides it", (2, 3)),
