@@ -25,13 +25,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from tests.aio import run_async
 from tests.http import add_keys, call, excerpt_serve
+from tests.stores import handbook_and_secret
 
 from excerpt.cli.main import cli
-from excerpt.engine import Engine
 from excerpt.errors import InputError
 from excerpt.server.keys import KeyEntry, KeyRing
 
-HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
 SECRET = ("The Kestrel salary bands are kept by human resources: grade seven pays ninety "
           "thousand crowns a year.")
 MARKER = "ninety thousand"
@@ -41,14 +40,7 @@ QUESTION = "What do the Kestrel salary bands pay for grade seven?"
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The handbook (public) and one note only the tag ``hr`` may read, in collection demo."""
-    root = tmp_path_factory.mktemp("identity")
-    (root / "hr").mkdir()
-    (root / "hr" / "bands.txt").write_text(SECRET, "utf-8")
-    engine = Engine(root / "home")
-    engine.ingest(HANDBOOK, collection="demo", embedder="none", source="handbook")
-    engine.ingest(root / "hr", collection="demo", embedder="none", source="hr", acl_tags=["hr"])
-    engine.close()
-    return root / "home"
+    return handbook_and_secret(tmp_path_factory.mktemp("identity"), "hr", "bands.txt", SECRET)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult, TextContent
 from tests.aio import run_async
 from tests.http import add_keys, call, excerpt_serve
+from tests.stores import handbook_and_secret
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -28,7 +29,6 @@ from excerpt.mcp.server import build_server, fixed_rights
 from excerpt.scope import Rights
 from excerpt.types import Filters, Principal
 
-HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
 SECRET = ("Snapshot retention for the board: the Northwind merger files are kept in a hidden "
           "snapshot that no import run may publish before March.")
 HIDDEN = "merger.txt:0000"
@@ -40,15 +40,7 @@ TOOLS = {"search", "ask", "graph", "context", "get_nodes", "list_collections",
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The handbook (public) and one note only the board may read, in collection demo."""
-    root = tmp_path_factory.mktemp("mcp")
-    (root / "board").mkdir()
-    (root / "board" / "merger.txt").write_text(SECRET, "utf-8")
-    engine = Engine(root / "home")
-    engine.ingest(HANDBOOK, collection="demo", embedder="none", source="handbook")
-    engine.ingest(root / "board", collection="demo", embedder="none", source="board",
-                  acl_tags=["board"])
-    engine.close()
-    return root / "home"
+    return handbook_and_secret(tmp_path_factory.mktemp("mcp"), "board", "merger.txt", SECRET)
 
 
 def run(body: Callable[[], Any]) -> Any:
