@@ -142,10 +142,11 @@ class AskPipeline:
         documents = self._focus(question, candidates, options, recorder, timings)
         documents = self._diversify(documents, options, timings)
         t = time.perf_counter()
+        weights = self.weights(question) if self.weights else None
         composed = compose(question, documents, language, options.max_quotes,
-                           options.min_confidence,
-                           self.weights(question) if self.weights else None,
-                           self.embed(question) if self.embed else None, options.said)
+                           options.min_confidence, weights,
+                           self.embed(question) if self.embed else None, options.said,
+                           getattr(weights, "absent", frozenset()))
         synthesis = self._synthesize(question, composed, language, timings)
         if synthesis and synthesis.get("answer"):
             composed = replace(composed, answer=synthesis["answer"])

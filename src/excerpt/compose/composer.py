@@ -19,7 +19,10 @@ each followed by the number of the passage it comes from, the quotes and the cit
    :func:`excerpt.compose.extract.confidence`) below ``min_confidence`` (calibrated on the
    tune half of the QA set; ``bench/qa.py``) makes the answer open with "Based on the
    available passages, they do not answer this directly; the closest the text comes is:" (or
-   its Korean counterpart); the best candidates are still given and listed.
+   its Korean counterpart); the best candidates are still given and listed. So does a question
+   whose focus (a name it gives, the thing a "what is" asks about) the collection never holds
+   ("Who excavated Troy at Hisarlik?" over the Iliad: no node says Hisarlik), whatever the
+   score of sentences that share its other words.
 """
 
 from __future__ import annotations
@@ -143,19 +146,22 @@ def _moving_on(ranked: list[Sentence], said: str, min_confidence: float) -> list
 def compose(question: str, passages: Sequence[Passage], language: str = "en",
             max_quotes: int = DEFAULT_MAX_QUOTES, min_confidence: float = MIN_CONFIDENCE,
             weights: Mapping[str, float] | None = None,
-            embed: Embed | None = None, said: str = "") -> ComposedAnswer:
+            embed: Embed | None = None, said: str = "",
+            absent: frozenset[str] = frozenset()) -> ComposedAnswer:
     """The extractive answer to ``question`` from ``passages`` (best first); see the module.
     ``weights`` (token -> idf) weigh the question's tokens; ``embed`` gives sentence vectors
     in the collection's embedder (None: lexical features only); ``max_quotes``: most passages
     cited; ``said``: the answer a conversation just gave (its sentences give way, see
-    :func:`_moving_on`)."""
+    :func:`_moving_on`); ``absent``: the question's tokens the collection never holds (an
+    answer to a question about one of them is cautious, see the module docstring, 5)."""
     if max_quotes < 1:
         raise ValueError("max_quotes must be at least 1")
+    asked = shape(question)
     ranked = score(candidates([p.node for p in passages]), question, key_tokens(question),
-                   shape(question), weights, embed)
+                   asked, weights, embed)
     ranked = _moving_on(ranked, said, min_confidence)
     best = confidence(ranked[0].features) if ranked else 0.0
-    cautious = best < min_confidence
+    cautious = best < min_confidence or bool(asked.focus & absent)
     caution = CAUTION.get(language, CAUTION["en"])
     chosen = select_sentences(ranked, max_quotes, len(caution.split()) if cautious else 0)
     ordered = reading_order(chosen)

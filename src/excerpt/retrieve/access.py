@@ -18,7 +18,7 @@ from excerpt.graph.expand import NodeStatus, adjacency, reverse_adjacency
 from excerpt.retrieve import identifiers
 from excerpt.retrieve.citations import named_nodes
 from excerpt.retrieve.dense import QueryEmbedder, node_vectors, search_dense
-from excerpt.retrieve.lexical import bm25_scores, idf_weights, search_bm25
+from excerpt.retrieve.lexical import IdfWeights, bm25_scores, idf_weights, search_bm25
 from excerpt.retrieve.multihop import MultiHopResult, multi_hop
 from excerpt.retrieve.view import Candidate, Shadows, View, ViewPart, build_view, shadowed
 from excerpt.settings import Settings
@@ -101,7 +101,7 @@ class Access(Protocol):
         """Ids of the visible code nodes ``names`` name (retrieve/identifiers.py), id order."""
         ...
 
-    def idf_weights(self, view: Any, tokens: Sequence[str]) -> dict[str, float]: ...
+    def idf_weights(self, view: Any, tokens: Sequence[str]) -> IdfWeights: ...
 
     def node_vectors(self, view: Any, embed: EmbedQuery, query: str,
                      nodes: Sequence[tuple[str, str]]) -> Vectors: ...
@@ -231,7 +231,7 @@ class SegmentAccess:
     def code_ids(self, view: View, names: Sequence[identifiers.Name]) -> list[str]:
         return identifiers.segment_matches(view, names)
 
-    def idf_weights(self, view: View, tokens: Sequence[str]) -> dict[str, float]:
+    def idf_weights(self, view: View, tokens: Sequence[str]) -> IdfWeights:
         return idf_weights(view, tokens)
 
     def node_vectors(self, view: View, embed: EmbedQuery, query: str,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -239,7 +239,16 @@ def search_bm25(
     return rank_matches(view, matches, depth)
 
 
-def idf_weights(view: View, tokens: Sequence[str]) -> dict[str, float]:
+class IdfWeights(dict[str, float]):
+    """Token -> BM25 idf over a view; ``absent``: the tokens the view never holds (weighted with
+    the mean of the others), so a caller can tell "rare" from "not there at all"."""
+
+    def __init__(self, weights: Mapping[str, float], absent: Iterable[str] = ()) -> None:
+        super().__init__(weights)
+        self.absent = frozenset(absent)
+
+
+def idf_weights(view: View, tokens: Sequence[str]) -> IdfWeights:
     """Each distinct token's BM25 idf over the nodes of the view the caller may see (a hidden
     node's words weigh nothing here either). A token the view never holds gets the mean weight
     of the tokens it does hold (1.0 when it holds none): it still counts as unanswered, without
@@ -254,4 +263,4 @@ def idf_weights(view: View, tokens: Sequence[str]) -> dict[str, float]:
         else:
             missing.append(term)
     fill = sum(found.values()) / len(found) if found else 1.0
-    return {**found, **dict.fromkeys(missing, fill)}
+    return IdfWeights({**found, **dict.fromkeys(missing, fill)}, missing)

@@ -20,7 +20,7 @@ from excerpt.retrieve.access import (
     _follow,
     _per_view,
 )
-from excerpt.retrieve.lexical import idf
+from excerpt.retrieve.lexical import IdfWeights, idf
 from excerpt.retrieve.multihop import MultiHopResult
 from excerpt.retrieve.view import Candidate
 from excerpt.settings import Settings
@@ -88,14 +88,15 @@ class SqlAccess:
             return []
         return identifiers.sql_matches(self.rows, view, names)
 
-    def idf_weights(self, view: sql.SqlView, tokens: Sequence[str]) -> dict[str, float]:
+    def idf_weights(self, view: sql.SqlView, tokens: Sequence[str]) -> IdfWeights:
         """As retrieve.lexical.idf_weights, with the document frequencies counted in SQL."""
         n = max(view.visible, 1)
         terms = list(dict.fromkeys(tokens))
         freqs = sql.sql_doc_freqs(self.rows, view, terms)
         found = {t: idf(freqs[t], n) for t in terms if freqs.get(t)}
         fill = sum(found.values()) / len(found) if found else 1.0
-        return {**found, **{t: fill for t in terms if t not in found}}
+        missing = [t for t in terms if t not in found]
+        return IdfWeights({**found, **dict.fromkeys(missing, fill)}, missing)
 
     def node_vectors(self, view: sql.SqlView, embed: EmbedQuery, query: str,
                      nodes: Sequence[tuple[str, str]]) -> Vectors:

@@ -89,3 +89,13 @@ def test_a_footnote_mark_of_the_source_never_reads_as_a_citation() -> None:
     assert "[9]" not in answer.answer and "created.[^9]" in answer.answer, answer.answer
     assert {int(n) for n in re.findall(r"\[(\d+)\]", answer.answer)} == {1}
     assert any("created.[9]" in q.text for q in answer.quotes)  # the quote stays verbatim
+
+
+def test_a_question_about_what_the_collection_never_holds_is_cautious() -> None:
+    """Issue 29 item 3: its other words may match well ("the capital"), but nothing can answer
+    about a name no node holds; ``absent`` (the view's idf weights say which) makes it cautious."""
+    passages = [Passage(DUEL, 2.0), Passage(VENGEANCE, 1.5)]
+    question = "Who kills Patroclus before the walls of Hisarlik?"
+    assert not compose(question, passages).cautious
+    assert compose(question, passages, absent=frozenset({"hisarlik"})).cautious
+    assert not compose(question, passages, absent=frozenset({"wall"})).cautious  # not its focus
