@@ -15,32 +15,19 @@ edge of every interface.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from excerpt.errors import InputError
+from excerpt.names import plain_name
 from excerpt.types import Filters, Principal, parse_where
-
-MAX_CONVERSATION = 200
-"""Characters of a conversation's name (as ``/v1/ask``'s ``conversation`` field)."""
 
 
 def conversation_name(name: str) -> str:
-    """``name`` if it is a plain conversation name; InputError naming the field otherwise. A
-    served caller's name is appended to its key's prefix, so ``/`` or ``..`` in it must not
-    reach another name's conversations, and control characters are refused everywhere."""
-    shown = repr(name[:40] + ("…" if len(name) > 40 else ""))
-    if not name.strip():
-        raise InputError("conversation: the name is empty")
-    if name in (".", "..") or "/" in name or "\\" in name:
-        raise InputError(f"conversation {shown} must be a plain name, without '/', '\\' "
-                         "or '..'")
-    if any(unicodedata.category(c) in ("Cc", "Cs") for c in name):
-        raise InputError(f"conversation {shown} holds a control character")
-    if len(name) > MAX_CONVERSATION:
-        raise InputError(f"conversation {shown} is over {MAX_CONVERSATION} characters")
-    return name
+    """``name`` if it is a plain conversation name (:func:`excerpt.names.plain_name`):
+    a served caller's name is appended to its key's prefix, so ``/`` or ``..`` in it must not
+    reach another name's conversations."""
+    return plain_name(name, "conversation")
 
 
 @dataclass(frozen=True)

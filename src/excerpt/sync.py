@@ -41,6 +41,7 @@ from excerpt.ingest.pipeline import (
     fingerprint,
     no_progress,
 )
+from excerpt.names import plain_name
 
 __all__ = ["SOURCE_PREFIX", "SyncFailure", "SyncOptions", "SyncResult", "sync_folder",
            "sync_source", "watch_folder"]
@@ -109,9 +110,10 @@ def sync_source(name: str, relative: str) -> str:
 def folder_name(folder: Path, name: str | None) -> str:
     """``name`` or the folder's own name, refused when it cannot be one path component."""
     chosen = name if name is not None else folder.resolve().name
-    if not chosen.strip() or "/" in chosen or "\\" in chosen or chosen in (".", ".."):
-        raise InputError(f"sync name {chosen!r} must be a plain name (no '/'); give --name")
-    return chosen
+    try:
+        return plain_name(chosen, "sync name", max_chars=255, max_bytes=255)
+    except InputError as exc:
+        raise InputError(f"{exc}; give --name") from None
 
 
 @dataclass

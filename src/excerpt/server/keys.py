@@ -35,7 +35,6 @@ import logging
 import os
 import secrets
 import tempfile
-import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import InputError
+from excerpt.names import plain_name, text_value
 from excerpt.scope import Rights
 from excerpt.types import Principal
 
@@ -52,7 +52,6 @@ PREFIX = "exk_"
 KEYS_FILE = "keys.yaml"
 ID_DIGITS = 16
 """Hex digits of a key's SHA-256 that name it (64 bits: no two keys of a file share them)."""
-MAX_NAME = 200
 
 log = logging.getLogger(__name__)
 
@@ -116,30 +115,17 @@ def _strings(raw: dict[str, Any], field_name: str, where: str) -> tuple[str, ...
     return tuple(value)
 
 
-def _plain(value: str, option: str) -> None:
-    """InputError naming ``option`` unless ``value`` is a non-blank string without control
-    characters (NUL, newlines, lone surrogates from undecodable arguments)."""
-    shown = repr(value[:40] + ("…" if len(value) > 40 else ""))
-    if not value.strip():
-        raise InputError(f"{option} {shown} is empty")
-    if any(unicodedata.category(c) in ("Cc", "Cs") for c in value):
-        raise InputError(f"{option} {shown} holds a control character")
-
-
 def check_new_key(name: str, acl_tags: Sequence[str], clearances: Sequence[str]) -> None:
     """What `excerpt keys add` refuses, naming the option (the reader of old files is more
-    lenient: a file written before stays readable). A name is also not ``.``/``..``, holds no
-    ``/`` or ``\\``, no space at either end, and is at most 200 characters."""
-    _plain(name, "NAME")
-    if name in (".", "..") or "/" in name or "\\" in name:
-        raise InputError(f"NAME {name!r} must be a plain name, without '/', '\\' or '..'")
+    lenient: a file written before stays readable): a NAME that is not a plain name
+    (:mod:`excerpt.names`) or has white space at either end, a blank tag or label, or one
+    with a control character."""
+    plain_name(name, "NAME")
     if name != name.strip():
         raise InputError(f"NAME {name[:40]!r} must not start or end with white space")
-    if len(name) > MAX_NAME:
-        raise InputError(f"NAME {name[:40]!r}… is over {MAX_NAME} characters")
     for option, values in (("--acl-tag", acl_tags), ("--clearance", clearances)):
         for value in values:
-            _plain(value, option)
+            text_value(value, option)
 
 
 def _entry(raw: Any, path: Path, index: int) -> KeyEntry:

@@ -16,7 +16,6 @@ import logging
 import os
 import secrets
 import shutil
-import unicodedata
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import psutil
 
 from excerpt.errors import ExcerptError, InputError
+from excerpt.names import plain_name
 
 log = logging.getLogger(__name__)
 
@@ -33,19 +33,12 @@ MAX_UPLOAD = 200 * 1024 * 1024
 
 
 def upload_name(filename: str, field: str = "filename") -> str:
-    """``filename`` if it is a plain file name; InputError naming ``field`` and the value
-    otherwise. Every request value that becomes part of a server path passes here first
-    (an upload's ``filename``, a sync's ``name``), before anything touches the disk."""
-    shown = repr(filename[:80] + ("…" if len(filename) > 80 else ""))
-    if not filename.strip() or filename in (".", ".."):
-        raise InputError(f"{field} {shown} is not a file name")
-    if "/" in filename or "\\" in filename:
-        raise InputError(f"{field} {shown} must be a plain file name, without folders")
-    if any(unicodedata.category(c) in ("Cc", "Cs") for c in filename):
-        raise InputError(f"{field} {shown} holds a control character")
-    if len(filename.encode("utf-8")) > MAX_NAME_BYTES:
-        raise InputError(f"{field} {shown} is over {MAX_NAME_BYTES} bytes")
-    return filename
+    """``filename`` if it is a plain file name (:func:`excerpt.names.plain_name`, at most 255
+    bytes); InputError naming ``field`` and the value otherwise. Every request value that
+    becomes part of a server path passes here first (an upload's ``filename``, a sync's
+    ``name``), before anything touches the disk."""
+    return plain_name(filename, field, noun="file name", max_chars=MAX_NAME_BYTES,
+                      max_bytes=MAX_NAME_BYTES)
 
 
 def inside(folder: Path, path: Path) -> Path:
