@@ -35,7 +35,6 @@ from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import MAX_AROUND, Engine
 from excerpt.errors import (
     ExcerptError,
-    InputError,
 )
 from excerpt.ingest import FORMATS
 from excerpt.ingest.pipeline import check_labels
@@ -273,7 +272,6 @@ def create_app(engine: Engine, keys: KeyRing,
         who.rights().check_ingest(paths=False)
         name = upload_name(filename)
         check_labels(acl_tag, classification)
-        _check_length(request, MAX_UPLOAD)
         with staged(uploads, name) as folder:
             await receive(request.stream(), folder / name, MAX_UPLOAD)
             result = await run_in_threadpool(
@@ -308,13 +306,6 @@ def create_app(engine: Engine, keys: KeyRing,
 def _read(scope: Scope, who: Caller) -> tuple[Filters, Principal]:
     """What a request reads and as whom: its scope against the key's rights."""
     return scope.filters(), scope.principal(who.rights())
-
-
-def _check_length(request: Request, limit: int) -> None:
-    """Refuses an upload whose declared length is over ``limit`` before reading any of it."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise InputError(f"the upload is over {limit} bytes")
 
 
 class _Unauthorized(Exception):

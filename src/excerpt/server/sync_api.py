@@ -57,9 +57,6 @@ def mount(app: FastAPI, engine: Engine, uploads: Uploads, caller: Callable[..., 
         if name is not None:  # before anything touches the disk: it names a folder below
             upload_name(name, "name")
         check_labels(acl_tag, classification)
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_UPLOAD:
-            raise InputError(f"the upload is over {MAX_UPLOAD} bytes")
         folder = uploads.new()
         shown = name or "folder.zip"
         try:
