@@ -15,7 +15,6 @@ Who calls is decided by ``rights_of(ctx)``, never by the arguments: a fixed
 """
 
 import dataclasses
-import difflib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -37,7 +36,7 @@ from excerpt.mcp import models
 from excerpt.mcp.tools import Ingest, Tools
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Rights, Scope
-from excerpt.server.bodies import nul_field
+from excerpt.server.bodies import advice, nul_field
 from excerpt.server.errors import answer as service_answer
 
 RightsOf = Callable[[Context], Rights]
@@ -382,10 +381,8 @@ class _KnownArguments:
 
 
 def _unknown_argument(tool: str, name: str, fields: list[str]) -> str:
-    meant = next(iter(difflib.get_close_matches(name, fields, n=1, cutoff=0.6)), None)
-    listing = f"the arguments: {', '.join(fields)}"
-    advice = f"use {meant} ({listing})" if meant else listing
-    return f"{name} is not an argument of the tool {tool}: {advice}"
+    return (f"{name} is not an argument of the tool {tool}: "
+            f"{advice(name, fields, noun='arguments')}")
 
 
 def refused(exc: Exception, private: bool = False) -> CallToolResult:

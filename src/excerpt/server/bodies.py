@@ -97,13 +97,19 @@ class KnownFields(BaseModel):
 
     @classmethod
     def advice(cls, name: str) -> str:
-        """``use doc_limit (the fields: …)``: the field meant by ``name`` (another name for
-        it, or the closest spelling) if one is, then every field of the body."""
-        fields = list(cls.model_fields)
-        meant = cls.renamed.get(name) or next(
-            iter(difflib.get_close_matches(name, fields, n=1, cutoff=0.6)), None)
-        listing = f"the fields: {', '.join(fields)}"
-        return f"use {meant} ({listing})" if meant else listing
+        """:func:`advice` over the body's fields."""
+        return advice(name, list(cls.model_fields), cls.renamed)
+
+
+def advice(name: str, fields: Sequence[str], renamed: Mapping[str, str] | None = None,
+           noun: str = "fields") -> str:
+    """``use doc_limit (the fields: …)``: the field meant by an unknown ``name`` (another name
+    for it in ``renamed``, or the closest spelling) if one is, then every one of ``fields``;
+    the JSON bodies' and the MCP tools' unknown fields and arguments alike."""
+    meant = (renamed or {}).get(name) or next(
+        iter(difflib.get_close_matches(name, fields, n=1, cutoff=0.6)), None)
+    listing = f"the {noun}: {', '.join(fields)}"
+    return f"use {meant} ({listing})" if meant else listing
 
 
 class Body(NoNul, KnownFields):
