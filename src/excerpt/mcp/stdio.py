@@ -11,7 +11,9 @@ has a usable one; only lines that are messages reach the SDK.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterable, AsyncIterator
+from io import TextIOWrapper
 from typing import Any
 
 import anyio
@@ -67,24 +69,11 @@ async def _forward(answers: MemoryObjectReceiveStream[SessionMessage], write: An
 
 async def serve_stdio(server: MCPServer) -> None:
     """Run ``server`` over this process's stdin and stdout until stdin ends."""
-    import sys
-    from io import TextIOWrapper
-
     send, receive = anyio.create_memory_object_stream[SessionMessage](16)
     raw = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-    stdin: Any = _Lines(_checked(raw, send))
+    stdin: Any = _checked(raw, send)  # the SDK's reader only iterates it (``async for``)
     lowlevel = server._lowlevel_server  # the SDK's run_stdio_async does the same
     async with stdio_server(stdin=stdin) as (read, write), anyio.create_task_group() as tasks:
         tasks.start_soon(_forward, receive, write)
         await lowlevel.run(read, write, lowlevel.create_initialization_options())
         tasks.cancel_scope.cancel()
-
-
-class _Lines:
-    """An async iterable over ``lines``, as the SDK's reader takes stdin (``async for``)."""
-
-    def __init__(self, lines: AsyncIterator[str]) -> None:
-        self.lines = lines
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self.lines
