@@ -42,6 +42,7 @@ from excerpt.types import (
     SEARCH_MODES,
     Filters,
     Hit,
+    IdfWeights,
     Node,
     Principal,
     SearchMode,
@@ -442,9 +443,10 @@ class Engine:
 
         filters, principal, view = self._open_view(filters, principal)
         options = options or AskOptions()
+        weights = self._idf(view, question)
         return compose(question, passages, detect_language(question), options.max_quotes,
-                       options.min_confidence, self._idf(view, question),
-                       self._sentence_embed(view, question))
+                       options.min_confidence, weights, self._sentence_embed(view, question),
+                       absent=weights.absent)
 
     def _named(self, view: View, query: str, ids: Sequence[str]) -> list[Candidate]:
         """Nodes a search pins first: those whose id the query gives (retrieve/citations.py),
@@ -459,7 +461,7 @@ class Engine:
         known = {c.id for c in exact}
         return exact + self.access.named(view, [i for i in code if i not in known])
 
-    def _idf(self, view: View, question: str) -> Mapping[str, float]:
+    def _idf(self, view: View, question: str) -> IdfWeights:
         return self.access.idf_weights(view, analyze(question, detect_language(question)))
 
     def _sentence_embed(self, view: View, question: str) -> Embed | None:

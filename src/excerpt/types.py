@@ -203,3 +203,12 @@ def _kind(value: Any) -> str:
     if isinstance(value, int | float):
         return "a number out of range"
     return type(value).__name__
+
+
+class IdfWeights(dict[str, float]):
+    """Token -> BM25 idf over a view; ``absent``: the tokens the view never holds (weighted with
+    the mean of the others), so a caller can tell "rare" from "not there at all"."""
+
+    def __init__(self, weights: Mapping[str, float], absent: Iterable[str] = ()) -> None:
+        super().__init__(weights)
+        self.absent = frozenset(absent)

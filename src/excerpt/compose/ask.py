@@ -42,6 +42,7 @@ from excerpt.compose.grounding import concepts as offline_concepts
 from excerpt.compose.grounding import scope as question_scope
 from excerpt.provenance.prov import Candidate, ExplainCallback, ProvenanceRecorder
 from excerpt.rerank.base import Reranker
+from excerpt.types import IdfWeights
 
 OVERFETCH_FACTOR = 3
 
@@ -110,7 +111,7 @@ class AskResult:
 class AskPipeline:
     search: SearchFn
     reranker: Reranker | None = None
-    weights: Callable[[str], Mapping[str, float]] | None = None
+    weights: Callable[[str], IdfWeights] | None = None
     vectors: Callable[[Sequence[Passage]], Any] | None = None
     llm: Any = None  # a ChatClient (excerpt.compose.synthesis) or None
     detect: Callable[[str], str] | None = None
@@ -146,7 +147,7 @@ class AskPipeline:
         composed = compose(question, documents, language, options.max_quotes,
                            options.min_confidence, weights,
                            self.embed(question) if self.embed else None, options.said,
-                           getattr(weights, "absent", frozenset()))
+                           weights.absent if weights is not None else frozenset())
         synthesis = self._synthesize(question, composed, language, timings)
         if synthesis and synthesis.get("answer"):
             composed = replace(composed, answer=synthesis["answer"])

@@ -18,13 +18,13 @@ from excerpt.graph.expand import NodeStatus, adjacency, reverse_adjacency
 from excerpt.retrieve import identifiers
 from excerpt.retrieve.citations import named_nodes
 from excerpt.retrieve.dense import QueryEmbedder, node_vectors, search_dense
-from excerpt.retrieve.lexical import IdfWeights, bm25_scores, idf_weights, search_bm25
+from excerpt.retrieve.lexical import bm25_scores, idf_weights, search_bm25
 from excerpt.retrieve.multihop import MultiHopResult, multi_hop
 from excerpt.retrieve.view import Candidate, Shadows, View, ViewPart, build_view, shadowed
 from excerpt.settings import Settings
 from excerpt.store.ann import AnnConfig
 from excerpt.store.base import SnapshotInfo, Store
-from excerpt.types import Edge, Node, Principal
+from excerpt.types import Edge, IdfWeights, Node, Principal
 
 SHADOW_VIEWS = 64
 """How many views' shadowed nodes an access remembers (a view changes only on import)."""

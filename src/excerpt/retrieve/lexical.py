@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from excerpt.retrieve.pruning import pruned_matches
 from excerpt.retrieve.view import Candidate, Matches, View, ViewPart, rank_matches
+from excerpt.types import IdfWeights
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float32]
@@ -237,15 +238,6 @@ def search_bm25(
         matches.append(_part_matches(part, terms, avgdl, k1, b, depth) if found is None
                        else found)
     return rank_matches(view, matches, depth)
-
-
-class IdfWeights(dict[str, float]):
-    """Token -> BM25 idf over a view; ``absent``: the tokens the view never holds (weighted with
-    the mean of the others), so a caller can tell "rare" from "not there at all"."""
-
-    def __init__(self, weights: Mapping[str, float], absent: Iterable[str] = ()) -> None:
-        super().__init__(weights)
-        self.absent = frozenset(absent)
 
 
 def idf_weights(view: View, tokens: Sequence[str]) -> IdfWeights:

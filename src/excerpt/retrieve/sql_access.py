@@ -20,12 +20,12 @@ from excerpt.retrieve.access import (
     _follow,
     _per_view,
 )
-from excerpt.retrieve.lexical import IdfWeights, idf
+from excerpt.retrieve.lexical import idf
 from excerpt.retrieve.multihop import MultiHopResult
 from excerpt.retrieve.view import Candidate
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo
-from excerpt.types import Node, Principal
+from excerpt.types import IdfWeights, Node, Principal
 
 
 class SqlAccess:
