@@ -58,13 +58,15 @@ def _tree(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*")}
 
 
-@pytest.mark.parametrize("name", ["../../..", "../x", "..", "/tmp/excerpt-owned", "a/b",
+@pytest.mark.parametrize("name", ["../../..", "../x", "..", "ABSOLUTE", "a/b",
                                   "a\\..\\..", "evil\x00", "new\nline", " ", "."])
 def test_a_sync_name_never_becomes_a_server_path(
         served: tuple[str, dict[str, str], Path], name: str) -> None:
     url, keys, home = served
     keys_before = (home / "keys.yaml").read_bytes()
     around = home.parent.parent
+    owned = around / "owned"  # ABSOLUTE: a path outside the store, absolute
+    name = name.replace("ABSOLUTE", str(owned))
     before = _tree(around)
     status, body = _sync(url, keys["ivy"], zipped(NOTES), name=name)
     assert status in (400, 422), body
@@ -73,7 +75,7 @@ def test_a_sync_name_never_becomes_a_server_path(
     assert (home / "keys.yaml").read_bytes() == keys_before
     after = _tree(around)
     assert {p for p in after - before if "/uploads/" not in f"/{p}/"} == set(), after - before
-    assert not Path("/tmp/excerpt-owned").exists()
+    assert not owned.exists()
 
 
 def test_a_sync_name_is_refused_before_the_body_is_read(
