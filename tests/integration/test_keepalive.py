@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.aio import run_async
 from tests.http import add_keys, wait_started
 
 from excerpt.engine import Engine
@@ -91,3 +92,32 @@ def test_a_kept_alive_connection_is_not_held_by_the_delayed_ack(
     assert kept_median < fresh_median + STALL_MS, (
         f"kept-alive median {kept_median:.1f} ms, new connection {fresh_median:.1f} ms: "
         "the response waited for the client's delayed ACK (no TCP_NODELAY)")
+
+
+def test_the_workers_socket_gives_accepted_connections_tcp_nodelay(
+        free_port: Callable[[], int]) -> None:
+    """The mechanism itself, timed by nothing: asyncio (as uvicorn's workers run it) serving on
+    `reuse_port_socket` sets TCP_NODELAY on every connection it accepts (with protocol 0 it did
+    not, and the kept-alive responses waited for the delayed ACK)."""
+    import asyncio
+    import socket
+
+    from excerpt.server.workers import reuse_port_socket
+
+    async def accepted_nodelay() -> int:
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def on_connect(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            sock = writer.get_extra_info("socket")
+            seen.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        listening = reuse_port_socket("127.0.0.1", free_port())
+        server = await asyncio.start_server(on_connect, sock=listening)
+        async with server:
+            _, writer = await asyncio.open_connection(*listening.getsockname()[:2])
+            value = await asyncio.wait_for(seen, 10)
+            writer.close()
+        return value
+
+    assert run_async(accepted_nodelay) != 0  # its own thread: see tests/aio.py
