@@ -29,8 +29,7 @@ overall, per split and per corpus:
 * ``fact_stated``: answerable questions whose answer (markers stripped) states every fact;
 * ``fact_in_quotes``: answerable questions whose quotes together state every fact;
   ``fact_in_documents`` the same over the passages composition read, ``fact_in_candidates`` over
-  every passage retrieval found before they were narrowed to those: which stage lost a fact
-  (issue 29: on unseen questions retrieval, not composition, is the first limit);
+  every passage retrieval found before they were narrowed to those: which stage lost a fact;
 * ``gold_recall@k``: gold ids among the passages that reached composition (``documents``),
   averaged over answerable questions; ``gold_in_quotes`` the same over the quotes' nodes;
 * ``citation_precision``: answer sentences (that cite) supported by the quotes they cite;

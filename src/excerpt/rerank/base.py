@@ -33,7 +33,7 @@ LATE_INTERACTION = "late-interaction"
 FEATURES = "features"
 CROSS_ENCODER = "cross-encoder"
 CROSS_ENCODER_PREFIX = CROSS_ENCODER + ":"
-OFFERED = ("none", "features", "late-interaction", CROSS_ENCODER)
+OFFERED = (NONE, FEATURES, LATE_INTERACTION, CROSS_ENCODER)
 """The rerankers a request to the service (REST, MCP) may name."""
 
 DEFAULT_RERANKER = NONE
