@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from excerpt.compose.ask import AskOptions, AskResult
     from excerpt.compose.composer import ComposedAnswer, Passage
     from excerpt.compose.extract import Embed
+    from excerpt.compose.synthesis import KeptSentence
     from excerpt.context.fetch import ContextResult
     from excerpt.embed.queries import CachedQueries
     from excerpt.ingest.pipeline import Importer, IngestResult, Progress
@@ -375,12 +376,15 @@ class Engine:
         explain: ExplainCallback | None = None,
         record: bool = False,
         llm: Any = None,
+        on_sentence: Callable[[KeptSentence], None] | None = None,
     ) -> AskResult:
         """Answer ``question`` from what ``principal`` may see (:mod:`excerpt.compose.ask`):
         ``options`` default to :meth:`ask_options` (the settings'), ``reranker`` to the setting
         ``reranker`` ("none" for no rerank; a name, ``excerpt.rerank``), ``explain``
-        receives the PROV-O events as they happen, ``record`` keeps them on the result, ``llm``
-        is a chat client for concepts and synthesis (None: extractive only)."""
+        receives the PROV-O events as they happen, ``record`` keeps them on the result.
+        ``options.reader`` names who writes the answer (:mod:`excerpt.compose.readers`);
+        ``llm``, a chat client, reads instead (as the reader 'openai'); ``on_sentence``
+        receives each checked sentence of a model's answer as soon as it is judged."""
         from excerpt.compose.ask import AskPipeline
         from excerpt.compose.composer import Passage
         from excerpt.ingest.books.parts import excluded_parts, without_parts
@@ -390,6 +394,7 @@ class Engine:
             raise InputError("the question is empty")
         options = options or self.ask_options()
         reranker = self.settings.reranker if reranker is None else reranker
+        reader_name, client = self._reader(options, llm)
         filters, principal, view = self._open_view(filters, principal)
         excluded = excluded_parts(self.settings.ask_exclude_parts, filters.metadata)
 
@@ -416,21 +421,34 @@ class Engine:
         chosen = None if reranker in (None, "none") else self._reranker(str(reranker))
         pipeline = AskPipeline(
             search, chosen, lambda q: self._idf(view, q),
-            vectors if mode != "bm25" else None, llm, detect_language,
+            vectors if mode != "bm25" else None, client, reader_name,
+            reader_name == "openai", detect_language,
             lambda q: self._sentence_embed(view, q), as_typed=mode != "bm25")
-        return pipeline.run(question, options, explain, record)
+        return pipeline.run(question, options, explain, record, on_sentence)
+
+    def _reader(self, options: AskOptions, llm: Any) -> tuple[str, Any]:
+        """(reader name, its chat client): ``llm`` when given, else ``options.reader``'s."""
+        if llm is not None:
+            return "openai", llm
+        from excerpt.compose.readers import open_reader
+
+        return options.reader, open_reader(options.reader, self.settings, options.reader_model)
 
     def ask_options(self, doc_limit: int | None = None, fetch_limit: int | None = None,
-                    max_quotes: int | None = None, mmr: bool = False) -> AskOptions:
+                    max_quotes: int | None = None, mmr: bool = False,
+                    reader: str | None = None, reader_model: str | None = None) -> AskOptions:
         """The ask options every interface uses (CLI, HTTP, MCP, chat, Python): what the caller
         gives, the settings' for the rest (``ask_doc_limit``, ``ask_max_quotes``,
-        ``mmr_lambda`` when ``mmr``, ``answer_min_confidence``)."""
+        ``mmr_lambda`` when ``mmr``, ``answer_min_confidence``, ``reader``). A reader name is
+        checked here, before any work; ``reader_model`` (a path) is for local callers only."""
         from excerpt.compose.ask import AskOptions
+        from excerpt.compose.readers import check_reader
 
         s = self.settings
         return AskOptions(doc_limit or s.ask_doc_limit, fetch_limit,
                           max_quotes or s.ask_max_quotes, s.mmr_lambda if mmr else None,
-                          s.answer_min_confidence)
+                          s.answer_min_confidence, reader=check_reader(reader or s.reader),
+                          reader_model=reader_model)
 
     def compose(self, question: str, passages: Sequence[Passage],
                 filters: Filters | None = None, principal: Principal | None = None,

@@ -94,6 +94,16 @@ class Settings:
     cross_encoder_model: str = _setting(
         "", "The ONNX cross-encoder (tokenizer.json beside it) that the reranker name "
         "'cross-encoder' loads; the service's requests name the reranker, never a path.")
+    reader: str = _setting(
+        "extractive", "ask: who writes the answer (extractive, openai, local); a model's "
+        "sentences are kept only where the quote they cite supports them (compose/readers.py).")
+    reader_model: str = _setting(
+        "", "The GGUF chat model the reader 'local' runs in-process (pip install "
+        "'excerpt[reader]'); requests name the reader, never a path.")
+    reader_threads: int = _setting(0, "reader 'local': CPU threads (0: one per core).")
+    reader_timeout_s: float = _setting(
+        120.0, "reader 'local': seconds one answer may take before the extractive one stands.")
+    reader_max_tokens: int = _setting(384, "reader 'local': most tokens one answer may have.")
     mmr_lambda: float = _setting(
         0.7, "ask --mmr: MMR trade-off between relevance (1.0) and diversity (0.0).")
     answer_min_confidence: float = _setting(

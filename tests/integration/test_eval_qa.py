@@ -273,7 +273,7 @@ def model(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatStandIn]:
 def test_with_an_llm_the_eval_measures_its_answers_and_says_so(
         home: Path, qa_file: Path, model: ChatStandIn) -> None:
     report = evaluate(home, qa_file)
-    assert report["answerer"] == "llm:quoting-model" and report["llm_model"] == "quoting-model"
+    assert report["answerer"] == "openai:quoting-model" and report["llm_model"] == "quoting-model"
     assert model.requests >= 4  # concepts for every question, synthesis where there are quotes
     rows = {r["id"]: r for r in report["per_question"]}
     for qid in ("anonymous", "modes"):
@@ -283,7 +283,7 @@ def test_with_an_llm_the_eval_measures_its_answers_and_says_so(
         assert " ".join(strip_marks(answer).split()) in " ".join(first.split())
     assert report["llm_answers"] == 2
     stored = Engine(home).store.eval_run(report["run_id"])
-    assert stored["settings"]["answerer"] == "llm:quoting-model"
+    assert stored["settings"]["answerer"] == "openai:quoting-model"
     assert stored["summary"]["llm_model"] == "quoting-model"
     plain = run(home, "eval", str(qa_file), "--mode", "bm25", "--no-progress", "--no-llm")
     assert "answered by extractive" in plain.output

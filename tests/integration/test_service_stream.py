@@ -104,7 +104,7 @@ def test_a_store_failure_in_a_stream_is_answered_like_the_routes_without_its_mes
     from excerpt.server.stream import StreamWork, ask_events
 
     def events(error: Exception) -> list[str]:
-        def run(_: Any) -> Any:
+        def run(_: Any, __: Any) -> Any:
             raise error
 
         async def collect() -> list[str]:

@@ -17,6 +17,7 @@ from excerpt.cli.main import (
     principal_options,
 )
 from excerpt.cli.places import citation_place
+from excerpt.compose.readers import READERS, chosen_reader
 from excerpt.scope import Scope
 from excerpt.types import SEARCH_MODES
 
@@ -54,8 +55,17 @@ from excerpt.types import SEARCH_MODES
               help="Ask inside this conversation (memory store in --home): a follow-up is "
                    "resolved from its recent turns and summary, and the question and answer are "
                    "recorded as the next turn.")
+@click.option("--reader", type=click.Choice(READERS), default=None,
+              help="Who writes the answer: extractive (quotes, no model), openai (the server "
+                   "EXCERPT_LLM_URL names) or local (a GGUF model in-process); a model's "
+                   "sentences are kept only where the quote they cite supports them. Default: "
+                   "setting reader, or openai when EXCERPT_LLM_URL is set.")
+@click.option("--reader-model", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="The GGUF chat model of --reader local (default: setting reader_model); "
+                   "given alone, it implies --reader local.")
 @click.option("--llm/--no-llm", default=True, show_default=True,
-              help="Use the LLM configured by EXCERPT_LLM_URL / _MODEL / _KEY, if any.")
+              help="--no-llm: extractive even when EXCERPT_LLM_URL is set (as --reader "
+                   "extractive).")
 @principal_options
 @json_option
 @click.pass_context
@@ -63,20 +73,21 @@ from excerpt.types import SEARCH_MODES
 def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_id: str | None,
         snapshot_set: str | None, where: tuple[str, ...], doc_limit: int | None,
         fetch_limit: int | None, rerank: str | None, mmr: bool, max_quotes: int | None,
-        explain: bool, explain_format: str, conversation: str | None, llm: bool,
-        acl_tags: tuple[str, ...],
+        explain: bool, explain_format: str, conversation: str | None, reader: str | None,
+        reader_model: str | None, llm: bool, acl_tags: tuple[str, ...],
         clearances: tuple[str, ...], all_access: bool) -> None:
     """Answer QUESTION from the collection, within the caller's access rights: quotes from the
     passages found, an answer whose every sentence cites them as [n], and the citations."""
     engine = ctx.obj["engine"]
-    options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr)
+    options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr,
+                                 chosen_reader(reader, reader_model, llm), reader_model)
     filters, principal = local_scope(Scope(collection, snapshot_id, snapshot_set, where,
                                            acl_tags, clearances, all_access))
-    client = _llm_client() if llm else None
+    streamed = _Streamed(ctx.obj.get("json", False))
 
     def run(text: str, said: str = "") -> Any:
         return engine.ask(text, filters, principal, mode, replace(options, said=said), rerank,
-                          record=explain, llm=client)
+                          record=explain, on_sentence=streamed.sentence)
 
     if conversation:
         result, extra = _in_conversation(engine, conversation, question, run)
@@ -85,7 +96,20 @@ def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_
     payload = {**result.to_json(explain), **extra}
     if explain and explain_format != "json" and result.recorder is not None:
         payload["provenance_rdf"] = _rdf(result.recorder, explain_format)
-    emit(ctx, payload, lambda: _human(payload))
+    emit(ctx, payload, lambda: _human(payload, streamed))
+
+
+class _Streamed:
+    """A model's checked sentences, printed the moment each is judged (not with --json)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.text: list[str] = []
+
+    def sentence(self, kept: Any) -> None:
+        if not self.quiet:
+            click.echo(("" if not self.text else " ") + kept.text, nl=False)
+        self.text.append(kept.text)
 
 
 def _in_conversation(engine: Any, conversation: str, question: str,
@@ -99,13 +123,6 @@ def _in_conversation(engine: Any, conversation: str, question: str,
     finally:
         store.close()
     return result, conversation_json(conversation, resolution, turn)
-
-
-def _llm_client() -> Any:
-    from excerpt.compose.llm import LLMClient, LLMConfig
-
-    config = LLMConfig.from_env()
-    return LLMClient(config) if config else None
 
 
 def _rdf(recorder: Any, fmt: str) -> str:
@@ -143,10 +160,20 @@ def provenance_lines(events: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _human(payload: dict[str, Any]) -> None:
+def _human(payload: dict[str, Any], streamed: _Streamed) -> None:
     if payload.get("resolution"):
         click.echo(f"(asked as: {payload['resolved_question']})", err=True)
-    click.echo(payload["answer"])
+    reader = payload["reader"]
+    if streamed.text and not reader["fell_back"]:
+        click.echo("")  # the answer's sentences were printed as they came
+    else:
+        if streamed.text:
+            click.echo("")
+        click.echo(payload["answer"])
+    if payload.get("provenance") and payload.get("synthesis"):
+        for kept in payload["synthesis"]["kept"]:
+            support = "".join(f"[{n}]" for n in kept["supported_by"])
+            click.echo(f"  supported by {support}: {kept['text']}", err=True)
     click.echo("")
     for c in payload["citations"]:
         meta = citation_place(c["metadata"])
@@ -159,4 +186,16 @@ def _human(payload: dict[str, Any]) -> None:
         click.echo("\n".join(provenance_lines(payload["provenance"])))
     timings = payload["timings_ms"]
     click.echo(f"({'cautious, ' if payload['cautious'] else ''}"
-               f"{timings.get('total', 0.0):.0f} ms)", err=True)
+               f"{timings.get('total', 0.0):.0f} ms{reader_line(reader)})", err=True)
+
+
+def reader_line(reader: dict[str, Any]) -> str:
+    """``, read by local SmolLM2…gguf (312 tokens in, 41 out, 2100 ms)``, and when the
+    extractive answer stood in for the model's, why."""
+    if reader["name"] == "extractive":
+        return ""
+    line = (f", read by {reader['name']} {reader['model']} ({reader['tokens_in']} tokens in, "
+            f"{reader['tokens_out']} out, {reader['ms']:.0f} ms)")
+    if reader["fell_back"]:
+        line += f"; the extractive answer stands: {reader.get('reason', '')}"
+    return line

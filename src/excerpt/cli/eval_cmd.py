@@ -16,6 +16,7 @@ from excerpt.cli.main import (
     principal_options,
     progress_bar,
 )
+from excerpt.compose.readers import READERS, chosen_reader
 from excerpt.errors import InputError
 from excerpt.evaluate.qa import SPLITS
 from excerpt.evaluate.qa_report import qa_lines
@@ -68,9 +69,13 @@ def eval_group() -> None:
 @click.option("--fail-under", "fail_under", default=None, metavar="METRIC=V[,METRIC=V]",
               help=f"Exit {GATE_FAILED} when a metric is below its bar "
                    "(e.g. ndcg@10=0.70,recall@100=0.90).")
-@click.option("--llm/--no-llm", default=True, show_default=True,
-              help="QA files: answer with the LLM EXCERPT_LLM_URL configures, if any (the run "
+@click.option("--reader", type=click.Choice(READERS), default=None,
+              help="QA files: who writes the answers, as `excerpt ask --reader` (the run "
                    "records which answered).")
+@click.option("--reader-model", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="QA files: the GGUF chat model of --reader local.")
+@click.option("--llm/--no-llm", default=True, show_default=True,
+              help="QA files: --no-llm answers extractively even when EXCERPT_LLM_URL is set.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @principal_options
 @json_option
@@ -78,7 +83,8 @@ def eval_group() -> None:
 @handles_errors
 def eval_command(ctx: click.Context, dataset: Path, split: str | None, collection: str | None,
                  mode: str, k: int | None, rerank: str | None, report_dir: Path | None,
-                 fail_under: str | None, llm: bool, no_progress: bool,
+                 fail_under: str | None, reader: str | None, reader_model: str | None,
+                 llm: bool, no_progress: bool,
                  acl_tags: tuple[str, ...],
                  clearances: tuple[str, ...], all_access: bool) -> None:
     """Score retrieval on DATASET: a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv;
@@ -103,7 +109,8 @@ def eval_command(ctx: click.Context, dataset: Path, split: str | None, collectio
     with progress_bar(not no_progress) as update:
         if qa:
             kind, report = "qa", _qa(ctx, dataset, collection, mode, k, update, rerank,
-                                     principal, split or "all", llm)
+                                     principal, split or "all",
+                                     chosen_reader(reader, reader_model, llm), reader_model)
         elif is_scenario_file(dataset):
             kind, report = "scenarios", _scenarios(ctx, dataset, collection, mode, k, update,
                                                    rerank, principal)
@@ -142,15 +149,13 @@ def _check_split(split: str | None, qa: bool) -> None:
 
 def _qa(ctx: click.Context, path: Path, collection: str | None, mode: str, k: int | None,
         update: Any, rerank: str | None, principal: Principal, split: str,
-        llm: bool) -> dict[str, Any]:
-    from excerpt.cli.ask_cmd import _llm_client  # the client `excerpt ask --llm` uses
+        reader: str | None, reader_model: str | None) -> dict[str, Any]:
     from excerpt.evaluate.qa import evaluate_qa, load_qa
 
     engine = ctx.obj["engine"]
-    options = engine.ask_options(k)
+    options = engine.ask_options(k, reader=reader, reader_model=reader_model)
     return evaluate_qa(engine, load_qa(path), collection, mode, options,  # type: ignore[arg-type]
-                       rerank, principal, split,
-                       _llm_client() if llm else None, update)
+                       rerank, principal, split, progress=update)
 
 
 def _beir(ctx: click.Context, folder: Path, split: str, collection: str | None, mode: str,

@@ -20,8 +20,11 @@
    doc_limit`` and the candidates reach composition unchanged, in order.
 4. **Diversify** (optional): MMR over the candidates' stored vectors, λ = ``mmr_lambda``,
    relevance taken from the order they arrived in.
-5. **Synthesis**: the extractive composer (:mod:`excerpt.compose.composer`); with an LLM, its
-   answer after the attribution check, or the extractive one when nothing survives.
+5. **Synthesis**: the extractive composer (:mod:`excerpt.compose.composer`) always; then the
+   reader (:mod:`excerpt.compose.readers`: ``options.reader``) when it is a model: its answer
+   after the attribution check (:mod:`excerpt.compose.synthesis`, each sentence as soon as it is
+   judged to ``on_sentence``), or the extractive one, saying why, when nothing survives or the
+   model fails. ``AskResult.reader`` says who wrote the answer, with its tokens and time.
 
 Every stage can emit a PROV-O event (:class:`excerpt.provenance.prov.ProvenanceRecorder`). The
 pipeline only ever sees what ``search`` returned, which is what the caller may see, so the
@@ -40,6 +43,7 @@ from excerpt.compose.extract import Embed
 from excerpt.compose.grounding import alternatives, search_text
 from excerpt.compose.grounding import concepts as offline_concepts
 from excerpt.compose.grounding import scope as question_scope
+from excerpt.compose.synthesis import ChatClient, KeptSentence
 from excerpt.provenance.prov import Candidate, ExplainCallback, ProvenanceRecorder
 from excerpt.rerank.base import Reranker
 from excerpt.types import IdfWeights
@@ -60,6 +64,11 @@ class AskOptions:
     said: str = field(default="", repr=False)
     """A conversation's previous answer: its sentences give way to new ones that answer as
     surely (a follow-up moves on instead of repeating; see compose.composer.compose)."""
+    reader: str = "extractive"
+    """Who writes the answer (compose.readers.READERS)."""
+    reader_model: str | None = None
+    """reader 'local': a GGUF file instead of the reader_model setting (the command line's and
+    the Python API's; requests over the network never carry a path)."""
 
 
 def fetch_count(doc_limit: int, fetch_limit: int | None, reranking: bool) -> int:
@@ -86,6 +95,7 @@ class AskResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     recorder: ProvenanceRecorder | None = None
     synthesis: dict[str, Any] | None = None
+    reader: dict[str, Any] = field(default_factory=lambda: extractive_reader())
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -99,6 +109,7 @@ class AskResult:
             "reranker": self.reranker,
             "documents": [{"id": p.node.id, "score": round(p.score, 6)} for p in self.documents],
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+            "reader": self.reader,
         }
         if self.synthesis is not None:
             out["synthesis"] = self.synthesis
@@ -113,7 +124,12 @@ class AskPipeline:
     reranker: Reranker | None = None
     weights: Callable[[str], IdfWeights] | None = None
     vectors: Callable[[Sequence[Passage]], Any] | None = None
-    llm: Any = None  # a ChatClient (excerpt.compose.synthesis) or None
+    llm: ChatClient | None = None
+    """The reader's chat client (compose.readers.open_reader); None: extractive only."""
+    reader_name: str = "extractive"
+    model_concepts: bool = False
+    """Ask the model for the question's concepts too (the openai reader: a remote model is
+    quick; a local one would double the wait)."""
     detect: Callable[[str], str] | None = None
     embed: Callable[[str], Embed | None] | None = None
     """question -> a sentence embedder for it (the collection's model), or None."""
@@ -122,7 +138,8 @@ class AskPipeline:
     than without its framing words (BM25 alone, where "who" would match any "who")."""
 
     def run(self, question: str, options: AskOptions | None = None,
-            explain: ExplainCallback | None = None, record: bool = False) -> AskResult:
+            explain: ExplainCallback | None = None, record: bool = False,
+            on_sentence: Callable[[KeptSentence], None] | None = None) -> AskResult:
         options = options or AskOptions()
         timings: dict[str, float] = {}
         recorder = ProvenanceRecorder(question, explain) if (explain or record) else None
@@ -148,21 +165,23 @@ class AskPipeline:
                            options.min_confidence, weights,
                            self.embed(question) if self.embed else None, options.said,
                            weights.absent if weights is not None else frozenset())
-        synthesis = self._synthesize(question, composed, language, timings)
-        if synthesis and synthesis.get("answer"):
-            composed = replace(composed, answer=synthesis["answer"])
         timings["compose"] = _ms(t)
+        synthesis = self._synthesize(question, composed, language, timings, on_sentence)
+        reader = self._reader_json(synthesis, composed)
+        if not reader["fell_back"] and synthesis:
+            composed = replace(composed, answer=synthesis["answer"])
         if recorder:
             cited = {c.node_id for c in composed.citations}
             recorder.synthesis(composed.answer,
-                               [_candidate(p) for p in documents if p.node.id in cited])
+                               [_candidate(p) for p in documents if p.node.id in cited],
+                               reader)
         timings["total"] = sum(timings.values())
         return AskResult(question, language, concepts, scope, candidates, documents, composed,
                          self.reranker.name if self.reranker else None, timings, recorder,
-                         synthesis)
+                         synthesis, reader)
 
     def _ground(self, question: str) -> list[str]:
-        if self.llm is not None:
+        if self.llm is not None and self.model_concepts:
             from excerpt.compose.synthesis import extract_concepts
 
             found = extract_concepts(question, self.llm)
@@ -218,20 +237,54 @@ class AskPipeline:
         return [documents[i] for i in order]
 
     def _synthesize(self, question: str, composed: ComposedAnswer, language: str,
-                    timings: dict[str, float]) -> dict[str, Any] | None:
+                    timings: dict[str, float],
+                    on_sentence: Callable[[KeptSentence], None] | None
+                    ) -> dict[str, Any] | None:
+        """The reader's checked answer as JSON (``"error"`` when the model failed), or None when
+        no model reads (extractive, or no quotes to read)."""
         if self.llm is None or not composed.quotes:
             return None
-        from excerpt.compose.synthesis import synthesize
+        from excerpt.compose.synthesis import quote_agreement, synthesize
         from excerpt.errors import ServiceError
 
         t = time.perf_counter()
+        embed = self.embed(question) if self.embed else None
+        agreement = quote_agreement(embed, composed.quotes) if embed is not None else None
         try:
-            result = synthesize(question, composed.quotes, self.llm, language)
-        except ServiceError as exc:
-            return {"error": str(exc), "answer": ""}
+            result = synthesize(question, composed.quotes, self.llm, language, agreement,
+                                on_sentence)
+        except (ServiceError, RuntimeError, ValueError, OSError) as exc:  # crashed or failed
+            return {"error": str(exc) or type(exc).__name__, "answer": "",
+                    "model": self.llm.model}
         finally:
-            timings["llm"] = _ms(t)
+            timings["read"] = _ms(t)
         return result.to_json()
+
+    def _reader_json(self, synthesis: dict[str, Any] | None,
+                     composed: ComposedAnswer) -> dict[str, Any]:
+        """Who wrote the answer: the reader, its model, tokens and time, and whether the
+        extractive answer stands in for it (``fell_back``) and why."""
+        if self.llm is None:
+            return extractive_reader()
+        out: dict[str, Any] = {"name": self.reader_name, "model": self.llm.model,
+                               "tokens_in": 0, "tokens_out": 0, "ms": 0.0, "fell_back": True}
+        if synthesis is None:
+            return {**out, "reason": "no quotes to read" if not composed.quotes else "not read"}
+        out.update(tokens_in=synthesis.get("tokens_in", 0),
+                   tokens_out=synthesis.get("tokens_out", 0), ms=synthesis.get("ms", 0.0))
+        if synthesis.get("error"):
+            return {**out, "reason": f"the model failed: {synthesis['error']}"}
+        if not synthesis.get("answer"):
+            return {**out, "reason": "no sentence of the model's survived the check"
+                                     if synthesis.get("raw", "").strip() else
+                                     "the model said nothing"}
+        return {**out, "fell_back": False}
+
+
+def extractive_reader() -> dict[str, Any]:
+    """The ``reader`` of an answer no model read."""
+    return {"name": "extractive", "model": None, "tokens_in": 0, "tokens_out": 0, "ms": 0.0,
+            "fell_back": False}
 
 
 def _merge(lists: Sequence[Sequence[Passage]]) -> list[Passage]:

@@ -145,6 +145,8 @@ class LLMClient:
     def __init__(self, config: LLMConfig, retry_backoff_s: float = 0.5) -> None:
         self.config = config
         self.retry_backoff_s = retry_backoff_s
+        self.last_usage: dict[str, int] = {}
+        """The last answer's ``usage`` (prompt_tokens, completion_tokens), when it gave one."""
         host = urllib.parse.urlsplit(config.url).hostname or ""
         handlers = [urllib.request.ProxyHandler({})] if host in _LOOPBACK else []
         self._opener = urllib.request.build_opener(*handlers)
@@ -203,6 +205,9 @@ class LLMClient:
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
             raise self._error("answered without choices[0].message.content")
+        usage = data.get("usage")
+        self.last_usage = {k: v for k, v in usage.items() if isinstance(v, int)} \
+            if isinstance(usage, dict) else {}
         return content
 
     def _timeout(self) -> ServiceError:

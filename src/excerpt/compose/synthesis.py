@@ -10,7 +10,15 @@ and a sentence is kept only if
 2. every number it cites is one of the quotes (``[9]`` of three quotes is an invented source:
    the whole sentence goes, not only the marker), and
 3. it shares at least ``MIN_SHARED`` distinct content tokens (excerpt's analyzer, each text in
-   its detected language, stopwords removed) with at least one of the quotes it cites.
+   its detected language, stopwords removed) with at least one of the quotes it cites, and
+4. every name (a capitalised word not opening the sentence) and every number it states is in
+   the quotes it cites ("Sibyl Vane was a general who fought at Troy. [1]" over a quote that
+   never says Troy), and
+5. when the collection has a sentence embedder (``compose.extract.Embed``), its embedding
+   agrees with that quote's: cosine >= ``MIN_AGREEMENT`` (two shared words are not enough for
+   "The capital of Australia is Canberra. [3]" over a quote about a younger son's capital).
+   Measured with MiniLM over the books: claims the quote states 0.53-0.74, off-topic claims
+   -0.12-0.27; a claim that swaps who did what to whom is not caught (0.70).
 
 Dropped sentences are reported with the reason (``"no citation"``, ``"cites unknown [7]"``,
 ``"shares < 2 content words with [2]"``). Kept sentences are rewritten canonically, as the
@@ -18,6 +26,10 @@ extractive answer writes them: the sentence, a space, its markers (``"… holds.
 When nothing survives (or there were no quotes, in which case the model is not called), the
 answer is empty and the caller shows the extractive answer instead. Errors of the endpoint
 (``ServiceError``) reach the caller, which falls back the same way.
+
+A client that can ``stream`` (the local reader) is read piece by piece through a
+:class:`SentenceGate`: each sentence is judged the moment the next one begins, and only the
+kept ones reach ``on_sentence`` — a caller streams checked sentences, never raw model text.
 
 ``extract_concepts`` asks the model for a question's key concepts; any failure gives ``[]`` so
 that the caller uses the offline concepts.
@@ -27,21 +39,24 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from excerpt.compose.quotes import Quote, content_tokens
 from excerpt.compose.sentences import split_sentences
 from excerpt.errors import ServiceError
 
-__all__ = ["CONCEPTS_PROMPT", "MAX_CONCEPTS", "MIN_SHARED", "SYSTEM_PROMPT", "ChatClient",
-           "DroppedSentence", "KeptSentence", "Synthesis", "build_messages", "check_attribution",
-           "extract_concepts", "synthesize"]
+__all__ = ["CONCEPTS_PROMPT", "MAX_CONCEPTS", "MIN_AGREEMENT", "MIN_SHARED", "SYSTEM_PROMPT",
+           "Agreement", "ChatClient", "DroppedSentence", "KeptSentence", "SentenceGate",
+           "Synthesis", "build_messages", "check_attribution", "extract_concepts",
+           "quote_agreement", "synthesize"]
 
 log = logging.getLogger(__name__)
 
 MIN_SHARED = 2
+MIN_AGREEMENT = 0.4
 MAX_CONCEPTS = 5
 _LANGUAGE_NAMES = {"en": "English", "ko": "Korean"}
 
@@ -50,6 +65,10 @@ _MARKER = re.compile(rf"\[\s*({_NUMBERS})\s*\]")
 # One or more markers right after a sentence's end, so the splitter gives them to that sentence.
 _TRAILING_MARKERS = re.compile(rf"([.!?。])((?:\s*\[\s*{_NUMBERS}\s*\])+)")
 _LIST_PREFIX = re.compile(r"^(?:[-*•·]\s+|\d+[.)]\s+)")
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_POSSESSIVE = re.compile(r"['’]s$")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_STARTED = re.compile(r"[^\W\d_]")  # a sentence has begun once it holds a letter
 _CONCEPT_TRIM = re.compile(r"^(?:[-*•·]\s*|\d+[.)]\s*)|[\"'“”‘’`.,;:。]+$|^[\"'“”‘’`]+")
 
 SYSTEM_PROMPT = """\
@@ -82,6 +101,10 @@ class ChatClient(Protocol):
     def chat(self, messages: list[dict[str, str]]) -> str: ...
 
 
+Agreement = Callable[[str, int], float]
+"""(a claim, a quote's 1-based number) -> cosine of their embeddings."""
+
+
 @dataclass(frozen=True)
 class KeptSentence:
     """A sentence of the model's answer that the quotes support."""
@@ -89,10 +112,14 @@ class KeptSentence:
     text: str                        # canonical: the sentence, then its markers
     cites: tuple[int, ...]           # every quote number it cites (1-based)
     supported_by: tuple[int, ...]    # the cited quotes it shares >= MIN_SHARED tokens with
+    agreement: float | None = None   # the best cosine with a supporting quote (None: no embedder)
 
     def to_json(self) -> dict[str, object]:
-        return {"text": self.text, "cites": list(self.cites),
-                "supported_by": list(self.supported_by)}
+        out: dict[str, object] = {"text": self.text, "cites": list(self.cites),
+                                  "supported_by": list(self.supported_by)}
+        if self.agreement is not None:
+            out["agreement"] = round(self.agreement, 3)
+        return out
 
 
 @dataclass(frozen=True)
@@ -115,11 +142,16 @@ class Synthesis:
     dropped: tuple[DroppedSentence, ...]
     raw: str
     model: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    ms: float = 0.0
 
     def to_json(self) -> dict[str, object]:
         return {"answer": self.answer, "model": self.model,
                 "kept": [k.to_json() for k in self.kept],
-                "dropped": [d.to_json() for d in self.dropped], "raw": self.raw}
+                "dropped": [d.to_json() for d in self.dropped], "raw": self.raw,
+                "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+                "ms": round(self.ms, 1)}
 
 
 def build_messages(question: str, quotes: Sequence[Quote], language: str) -> list[dict[str, str]]:
@@ -130,44 +162,134 @@ def build_messages(question: str, quotes: Sequence[Quote], language: str) -> lis
             {"role": "user", "content": f"Quotes:\n{numbered}\n\nQuestion: {_one_line(question)}"}]
 
 
-def synthesize(question: str, quotes: Sequence[Quote], client: ChatClient,
-               language: str) -> Synthesis:
-    """The model's answer to ``question`` from ``quotes``, keeping only the sentences that cite
-    and share words with them. Raises ``ServiceError`` when the endpoint fails."""
+def synthesize(question: str, quotes: Sequence[Quote], client: ChatClient, language: str,
+               agreement: Agreement | None = None,
+               on_sentence: Callable[[KeptSentence], None] | None = None) -> Synthesis:
+    """The model's answer to ``question`` from ``quotes``, keeping only the sentences that cite,
+    share words with and (given ``agreement``) agree with them; each kept sentence also goes to
+    ``on_sentence`` as soon as it is judged. Raises ``ServiceError`` when the model fails."""
     if not quotes:
         return Synthesis("", (), (), "", client.model)
-    raw = client.chat(build_messages(question, quotes, language))
-    kept, dropped = check_attribution(raw, quotes)
-    return Synthesis(" ".join(k.text for k in kept), tuple(kept), tuple(dropped), raw,
-                     client.model)
+    started = time.perf_counter()
+    gate = SentenceGate(quotes, agreement, on_sentence)
+    messages = build_messages(question, quotes, language)
+    stream: Callable[[list[dict[str, str]]], Iterator[str]] | None = getattr(client, "stream",
+                                                                             None)
+    if stream is not None and on_sentence is not None:
+        for piece in stream(messages):
+            gate.feed(piece)
+    else:
+        gate.feed(client.chat(messages))
+    kept, dropped = gate.close()
+    usage: dict[str, Any] = getattr(client, "last_usage", None) or {}
+    return Synthesis(" ".join(k.text for k in kept), tuple(kept), tuple(dropped), gate.raw,
+                     client.model, int(usage.get("prompt_tokens", 0)),
+                     int(usage.get("completion_tokens", 0)),
+                     (time.perf_counter() - started) * 1000)
 
 
-def check_attribution(text: str, quotes: Sequence[Quote]) -> tuple[list[KeptSentence],
+def check_attribution(text: str, quotes: Sequence[Quote],
+                      agreement: Agreement | None = None) -> tuple[list[KeptSentence],
                                                                    list[DroppedSentence]]:
     """Split ``text`` into sentences and sort them into kept and dropped (module docstring)."""
-    quote_tokens = [frozenset(content_tokens(q.text)) for q in quotes]
-    kept: list[KeptSentence] = []
-    dropped: list[DroppedSentence] = []
-    for sentence in split_sentences(_attach_trailing_markers(text)):
-        sentence = _LIST_PREFIX.sub("", sentence)
-        cites = _cited_numbers(sentence)
-        claim = " ".join(_MARKER.sub(" ", sentence).split())
-        claim = re.sub(r"\s+([.!?。,;:])", r"\1", claim)
-        if not cites:
-            dropped.append(DroppedSentence(sentence, "no citation"))
-            continue
-        unknown = [n for n in cites if not 1 <= n <= len(quotes)]
-        if unknown:
-            dropped.append(DroppedSentence(sentence, f"cites unknown {_markers(unknown)}"))
-            continue
-        tokens = frozenset(content_tokens(claim)) if claim else frozenset()
-        support = tuple(n for n in cites if len(tokens & quote_tokens[n - 1]) >= MIN_SHARED)
-        if not support:
-            reason = f"shares < {MIN_SHARED} content words with {_markers(cites)}"
-            dropped.append(DroppedSentence(sentence, reason))
-            continue
-        kept.append(KeptSentence(f"{claim} {_markers(cites)}", cites, support))
-    return kept, dropped
+    gate = SentenceGate(quotes, agreement)
+    gate.feed(text)
+    return gate.close()
+
+
+class SentenceGate:
+    """Judges a reply sentence by sentence as it arrives: ``feed`` pieces, ``close`` at the end.
+
+    A sentence is judged once the next one has begun (markers written after its full stop,
+    ``"… holds. [1]"``, still belong to it), so streamed and whole replies are judged alike."""
+
+    def __init__(self, quotes: Sequence[Quote], agreement: Agreement | None = None,
+                 on_sentence: Callable[[KeptSentence], None] | None = None) -> None:
+        self.quotes = quotes
+        self.quote_tokens = [frozenset(content_tokens(q.text)) for q in quotes]
+        self.agreement = agreement
+        self.on_sentence = on_sentence
+        self.raw = ""
+        self.judged = 0
+        self.kept: list[KeptSentence] = []
+        self.dropped: list[DroppedSentence] = []
+
+    def feed(self, piece: str) -> None:
+        self.raw += piece
+        sentences = split_sentences(_attach_trailing_markers(self.raw))
+        complete = len(sentences) - 1
+        if sentences and _STARTED.search(_MARKER.sub(" ", sentences[-1])) is None:
+            complete -= 1  # only markers (or part of one) after the last stop: not yet begun
+        self._judge(sentences[self.judged:max(complete, self.judged)])
+
+    def close(self) -> tuple[list[KeptSentence], list[DroppedSentence]]:
+        self._judge(split_sentences(_attach_trailing_markers(self.raw))[self.judged:])
+        return self.kept, self.dropped
+
+    def _judge(self, sentences: Sequence[str]) -> None:
+        for sentence in sentences:
+            self.judged += 1
+            verdict = judge_sentence(sentence, self.quotes, self.quote_tokens, self.agreement)
+            if isinstance(verdict, DroppedSentence):
+                self.dropped.append(verdict)
+                continue
+            self.kept.append(verdict)
+            if self.on_sentence is not None:
+                self.on_sentence(verdict)
+
+
+def judge_sentence(sentence: str, quotes: Sequence[Quote],
+                   quote_tokens: Sequence[frozenset[str]],
+                   agreement: Agreement | None = None) -> KeptSentence | DroppedSentence:
+    """One sentence of a reply, kept (rewritten canonically) or dropped with the reason."""
+    sentence = _LIST_PREFIX.sub("", sentence)
+    cites = _cited_numbers(sentence)
+    claim = " ".join(_MARKER.sub(" ", sentence).split())
+    claim = re.sub(r"\s+([.!?。,;:])", r"\1", claim)
+    if not cites:
+        return DroppedSentence(sentence, "no citation")
+    unknown = [n for n in cites if not 1 <= n <= len(quotes)]
+    if unknown:
+        return DroppedSentence(sentence, f"cites unknown {_markers(unknown)}")
+    tokens = frozenset(content_tokens(claim)) if claim else frozenset()
+    support = tuple(n for n in cites if len(tokens & quote_tokens[n - 1]) >= MIN_SHARED)
+    if not support:
+        return DroppedSentence(sentence,
+                               f"shares < {MIN_SHARED} content words with {_markers(cites)}")
+    if unquoted := _unquoted_names(claim, [quotes[n - 1].text for n in cites]):
+        return DroppedSentence(sentence, f"{', '.join(unquoted)} not in {_markers(cites)}")
+    best = max(agreement(claim, n) for n in support) if agreement is not None else None
+    if best is not None and best < MIN_AGREEMENT:
+        return DroppedSentence(sentence, f"disagrees with {_markers(support)} "
+                                         f"(cosine {best:.2f} < {MIN_AGREEMENT})")
+    return KeptSentence(f"{claim} {_markers(cites)}", cites, support, best)
+
+
+def _unquoted_names(claim: str, quoted: Sequence[str]) -> list[str]:
+    """The names and numbers of ``claim`` that none of the ``quoted`` texts holds."""
+    held = " ".join(quoted)
+    words = _WORD.findall(claim)
+    names = [_POSSESSIVE.sub("", w) for w in words[1:] if w[:1].isupper()]
+    missing = [w for w in names if not re.search(rf"\b{re.escape(w)}\b", held, re.IGNORECASE)]
+    missing += [n for n in _NUMBER.findall(claim)
+                if not re.search(rf"(?<![\d.,]){re.escape(n)}(?![\d]|[.,]\d)", held)]
+    return list(dict.fromkeys(missing))
+
+
+def quote_agreement(embed: Callable[[Sequence[str]], Any], quotes: Sequence[Quote]
+                    ) -> Agreement | None:
+    """An :data:`Agreement` from a sentence embedder (``compose.extract.Embed``): the quotes
+    are embedded once, each claim when it is judged. None when ``embed`` gives no vectors."""
+    found = embed([q.text for q in quotes])
+    if found is None:
+        return None
+    rows = found[1]
+
+    def agree(claim: str, number: int) -> float:
+        claimed = embed([claim])
+        return 0.0 if claimed is None else float(claimed[1][0] @ rows[number - 1])
+
+    return agree
 
 
 def extract_concepts(question: str, client: ChatClient) -> list[str]:

@@ -222,7 +222,8 @@ def score_answer(question: Question, result: AskResult,
         "quotes_verbatim_spaces": sum(is_verbatim_spaces(t, texts.get(i)) for i, t in quotes),
         "citation_numbering": not problems, "numbering_problems": problems,
         "abstention_accuracy": float(composed.cautious != question.answerable),
-        "llm_answer": bool(result.synthesis and result.synthesis.get("answer")),
+        "llm_answer": result.reader["name"] != "extractive" and not result.reader["fell_back"],
+        "reader": result.reader,
         "stages_ms": dict(result.timings_ms),
     }
 
@@ -334,19 +335,20 @@ def evaluate_qa(engine: Engine, file: QAFile, collection: str | None = None,
         rows.append({**row, "latency_ms": (time.perf_counter() - t) * 1000})
         if progress:
             progress("questions", i + 1, len(questions))
-    return _report(engine, name, rows, mode, options, reranker, principal, split, llm)
+    return _report(engine, name, rows, mode, options, reranker, principal, split)
 
 
 def _report(engine: Engine, name: str, rows: list[dict[str, Any]], mode: str,
             options: AskOptions | None, reranker: str | None, principal: Principal,
-            split: str, llm: Any) -> dict[str, Any]:
-    model = getattr(llm, "model", None) if llm is not None else None
+            split: str) -> dict[str, Any]:
+    reader = rows[0]["reader"]
+    model = reader["model"]
     return {
         "collection": name, "mode": mode, "split": split,
         "k": (options or engine.ask_options()).doc_limit,
         "reranker": reranker or engine.settings.reranker, "principal": principal.describe(),
-        "answerer": f"llm:{model}" if llm is not None else "extractive",
-        "llm_model": model,
+        "answerer": f"{reader['name']}:{model}" if model else reader["name"],
+        "reader": reader["name"], "llm_model": model,
         "llm_answers": sum(r["llm_answer"] for r in rows),
         **summarise(rows),
         "by_split": {s: summarise(sub) for s in SPLITS

@@ -54,7 +54,8 @@ def git_commit() -> str | None:
 def run_record(kind: str, dataset: Path, report: Mapping[str, Any],
                settings: Settings) -> dict[str, Any]:
     """What the store keeps of one evaluation (``kind``: "beir", "scenarios" or "qa"; a QA
-    run also keeps who answered: "extractive" or "llm:<model>")."""
+    run also keeps who answered: "extractive", or the reader and its model, "openai:<model>"
+    or "local:<model>")."""
     return {
         "kind": kind,
         "dataset": str(dataset.resolve()),

@@ -59,6 +59,9 @@ class AskOutput(_Open):
     citations: list[Citation]
     documents: list[dict[str, Any]] = Field(description="the passages composition read")
     timings_ms: dict[str, float]
+    reader: dict[str, Any] = Field(description="who wrote the answer: name, model, tokens_in, "
+                                               "tokens_out, ms, fell_back (the extractive "
+                                               "answer stood in for the model's, and why)")
 
 
 class GraphNode(_Open):

@@ -29,6 +29,7 @@ from mcp.server.mcpserver.resources import ResourceSecurity
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from excerpt.compose.readers import ReaderName
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError, NotFoundError
 from excerpt.limits import LIMITS
@@ -75,6 +76,10 @@ Rerank = Annotated[str | None, Field(
     description="reranker: none, features, late-interaction, or cross-encoder (the model "
                 "the server's cross_encoder_model setting names; default: the server's "
                 "setting reranker)")]
+Reader = Annotated[ReaderName | None, Field(
+    description="who writes the answer: extractive (quotes, no model), openai or local (a "
+                "model the server configures; its sentences are kept only where the quote "
+                "they cite supports them); default: the server's setting reader")]
 Ids = Annotated[list[str], Field(min_length=1, max_length=100, description="node ids")]
 Direction = Annotated[Literal["out", "in", "both"], Field(
     description="follow edges out of the seeds (what they cite, call, read), into them "
@@ -165,6 +170,7 @@ def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None
                       min_length=1, max_length=200, description=(
                           "ask inside this conversation: a follow-up is resolved from its "
                           "recent turns, and the question and answer are recorded"))] = None,
+                  reader: Reader = None,
                   acl_tag: AclTag = None, clearance: Clearance = None,
                   all_access: AllAccess = False) -> Annotated[CallToolResult, models.AskOutput]:
         """Answer a question from the collection: an answer whose every sentence is quoted
@@ -174,7 +180,7 @@ def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None
         where_scope = scope(collection, snapshot, snapshot_set, where, acl_tag, clearance,
                             all_access)
         return await run(ctx, tools.ask, where_scope, question, mode, doc_limit, fetch_limit,
-                         max_quotes, rerank, mmr, conversation)
+                         max_quotes, rerank, mmr, conversation, reader)
 
     @server.tool(annotations=_READS)
     async def graph(ctx: Context, seeds: Ids, collection: Collection = "default",

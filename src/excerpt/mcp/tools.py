@@ -68,12 +68,12 @@ class Tools:
     def ask(self, rights: Rights, scope: Scope, question: str, mode: SearchMode = "hybrid",
             doc_limit: int | None = None, fetch_limit: int | None = None,
             max_quotes: int | None = None, rerank: str | None = None, mmr: bool = False,
-            conversation: str | None = None) -> dict[str, Any]:
-        """``excerpt ask`` (extractive; no LLM): options from the settings where not given."""
+            conversation: str | None = None, reader: str | None = None) -> dict[str, Any]:
+        """``excerpt ask``: options from the settings where not given; ``reader`` a name."""
         engine = self.engine
         _bounded(doc_limit=doc_limit, fetch_limit=fetch_limit, max_quotes=max_quotes)
         rerank = offered_reranker(rerank)  # a name the server offers, never a path
-        options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr)
+        options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr, reader)
         filters, principal = scope.filters(), scope.principal(rights)
 
         def run(text: str, said: str = "") -> Any:

@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -91,6 +91,12 @@ SCORE = EXCERPT + "score"                    # Candidate / NodeSelection -> xsd:
 RANK = EXCERPT + "rank"                      # Candidate / NodeSelection -> xsd:integer, from 1
 ANSWER = EXCERPT + "answer"                  # synthesis -> answer text
 CITES = EXCERPT + "cites"                    # synthesis -> node
+READER = EXCERPT + "reader"                  # synthesis -> who wrote the answer (literal)
+MODEL = EXCERPT + "model"                    # synthesis -> the reader's model (literal)
+TOKENS_IN = EXCERPT + "tokensIn"             # synthesis -> prompt tokens, xsd:integer
+TOKENS_OUT = EXCERPT + "tokensOut"           # synthesis -> generated tokens, xsd:integer
+DURATION_MS = EXCERPT + "durationMs"         # synthesis -> the reader's time, xsd:decimal
+FELL_BACK = EXCERPT + "fellBack"             # synthesis -> xsd:boolean: the extractive stood
 NODE_ID = EXCERPT + "nodeId"                 # node -> its id (literal)
 SNAPSHOT_ID = EXCERPT + "snapshotId"         # node -> its snapshot id (literal)
 
@@ -223,11 +229,14 @@ class ProvenanceRecorder:
         self._ranked_list(t, f, "selection", SELECTED, NODE_SELECTION, selected)
         return self._emit("focus", t)
 
-    def synthesis(self, answer: str, cited: Sequence[Candidate]) -> ExplainEvent:
+    def synthesis(self, answer: str, cited: Sequence[Candidate],
+                  reader: Mapping[str, Any] | None = None) -> ExplainEvent:
         """Derived from focus if ``focus()`` was called, else from exploration.
 
         ``cited`` may hold nodes reached after retrieval (citation hops, graph expansion); they
-        too must be visible, and ``visible`` is asked about them.
+        too must be visible, and ``visible`` is asked about them. ``reader`` (compose.ask's
+        ``AskResult.reader``) records who wrote the answer: the reader, its model, tokens and
+        time, and whether the extractive answer stood in for it.
         """
         self._require("synthesis")
         self._check_visible("synthesis", cited)
@@ -238,6 +247,8 @@ class ProvenanceRecorder:
         for c in cited:
             node = self._node(t, c)
             t.iri(s, CITES, node)
+        if reader is not None:
+            _reader_triples(t, s, reader)
         return self._emit("synthesis", t)
 
     # -- exports --------------------------------------------------------------------------
@@ -382,3 +393,13 @@ class _Triples:
 
     def done(self) -> tuple[Triple, ...]:
         return tuple(self._items)
+
+
+def _reader_triples(t: _Triples, s: str, reader: Mapping[str, Any]) -> None:
+    t.lit(s, READER, str(reader.get("name", "extractive")))
+    if reader.get("model"):
+        t.lit(s, MODEL, str(reader["model"]))
+    t.typed(s, TOKENS_IN, str(int(reader.get("tokens_in", 0))), XSD + "integer")
+    t.typed(s, TOKENS_OUT, str(int(reader.get("tokens_out", 0))), XSD + "integer")
+    t.typed(s, DURATION_MS, f"{float(reader.get('ms', 0.0)):.1f}", XSD + "decimal")
+    t.typed(s, FELL_BACK, "true" if reader.get("fell_back") else "false", XSD + "boolean")

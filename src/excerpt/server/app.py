@@ -202,7 +202,8 @@ def create_app(engine: Engine, keys: KeyRing,
     @app.post("/v1/ask", responses=errors(400, 401, 403, 404, 502, 503))
     def ask(body: AskBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         filters, principal = _read(body.scope(), who)
-        options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr)
+        options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr,
+                                     body.reader)
 
         def run(question: str, said: str = "") -> Any:
             return engine.ask(question, filters, principal, body.mode,
@@ -218,17 +219,20 @@ def create_app(engine: Engine, keys: KeyRing,
     @app.post("/v1/ask/stream", response_class=StreamingResponse,
               responses={**event_stream(), **errors(400, 401, 403, 404, 503)})
     def ask_stream(body: AskBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
-        """Server-sent events: "stage" events as the pipeline runs, then one "answer" event
+        """Server-sent events: "stage" events as the pipeline runs, a "sentence" event for each
+        checked sentence of a model reader's answer as it is written, then one "answer" event
         whose data is exactly the POST /v1/ask response."""
         filters, principal = _read(body.scope(), who)
-        options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr)
+        options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr,
+                                     body.reader)
         # What can be refused before the stream starts is an HTTP status, not an error event.
         check_where(filters.metadata)
         engine.resolve(filters, principal)
 
-        def run(on_stage: Any) -> Any:
-            return engine.ask(body.question, filters, principal, body.mode,
-                              options, body.rerank, explain=on_stage, record=body.explain)
+        def run(on_stage: Any, on_sentence: Any) -> Any:
+            return engine.ask(body.question, filters, principal, body.mode, options,
+                              body.rerank, explain=on_stage, record=body.explain,
+                              on_sentence=on_sentence)
 
         return StreamingResponse(ask_events(run, body.explain, app.state.streams),
                                  media_type="text/event-stream")

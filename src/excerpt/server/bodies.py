@@ -15,6 +15,7 @@ from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from excerpt.compose.readers import ReaderName
 from excerpt.context.fetch import Prioritization
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError
@@ -172,6 +173,7 @@ class AskBody(ScopedBody):
     mmr: StrictBool = False
     explain: StrictBool = False
     conversation: str | None = Field(None, min_length=1, max_length=200)
+    reader: ReaderName | None = None  # None: the server's setting; a name, never a model path
 
     @field_validator("rerank")
     @classmethod

@@ -124,32 +124,42 @@ class _Ask:
         self.filters = scope.filters()
         check_where(self.filters.metadata)
         self.mode = extra.mode
-        self.options = engine.ask_options()  # the settings', as every interface
+        self.options = engine.ask_options(reader=extra.reader)  # else the settings'
         self.reply = wire.Reply(body.model)
         self.include_usage = bool((body.stream_options or {}).get("include_usage"))
 
-    def run(self, on_stage: Callable[[Any], None] | None) -> AskResult:
+    def run(self, on_stage: Callable[[Any], None] | None,
+            on_sentence: Callable[[Any], None] | None = None) -> AskResult:
         options = replace(self.options, said=self.resolution.said)  # a follow-up moves on
         return self.engine.ask(self.resolution.resolved, self.filters, self.principal,
-                               self.mode, options, None, explain=on_stage)
+                               self.mode, options, None, explain=on_stage,
+                               on_sentence=on_sentence)
 
 
 async def _chunks(ask: _Ask, work: StreamWork) -> AsyncIterator[str]:
     """The stream of one completion; cancelling it (the client went) cancels the ask. The ask
     runs in a task of its own, counted in ``work`` as /v1/ask/stream's are: awaiting a worker
-    thread directly would hold the cancellation until the thread ends, the whole ask."""
+    thread directly would hold the cancellation until the thread ends, the whole ask. A model
+    reader's checked sentences are sent the moment each is judged; the rest of the message
+    (an extractive answer, the sources) when the ask ends."""
     yield ask.reply.chunk({"role": "assistant", "content": ""})
+    loop = asyncio.get_running_loop()
+    sentences: asyncio.Queue[str | None] = asyncio.Queue()
     cancel = threading.Event()
 
     def on_stage(_: Any) -> None:
         if cancel.is_set():
             raise Cancelled
 
+    def on_sentence(kept: Any) -> None:
+        on_stage(kept)
+        loop.call_soon_threadsafe(sentences.put_nowait, kept.text)
+
     ended: list[AskResult | Exception] = []
 
     def worker() -> None:
         try:
-            ended.append(ask.run(on_stage))
+            ended.append(ask.run(on_stage, on_sentence))
             work.count("finished", 1)
         except Cancelled as exc:
             work.count("cancelled", 1)
@@ -159,11 +169,17 @@ async def _chunks(ask: _Ask, work: StreamWork) -> AsyncIterator[str]:
             ended.append(exc)
         finally:
             work.count("running", -1)
+            loop.call_soon_threadsafe(sentences.put_nowait, None)
 
     work.count("running", 1)  # from now: the worker thread takes it back when it ends
     task = asyncio.ensure_future(run_in_threadpool(worker))
     work.keep(task)
+    streamed = ""
     try:
+        while (sentence := await sentences.get()) is not None:
+            piece = (" " if streamed else "") + sentence
+            streamed += piece
+            yield ask.reply.chunk({"content": piece})
         await asyncio.shield(task)
     finally:
         cancel.set()  # a no-op once the ask is done; otherwise it stops at its next stage
@@ -171,7 +187,8 @@ async def _chunks(ask: _Ask, work: StreamWork) -> AsyncIterator[str]:
     if isinstance(outcome, Exception):  # after the 200: a data line, as OpenAI streams it
         yield wire.data(_error(outcome).to_json())
         return
-    for piece in wire.pieces(wire.content(outcome)):
+    text = wire.content(outcome)
+    for piece in wire.pieces(text.removeprefix(streamed) if streamed else text):
         yield ask.reply.chunk({"content": piece})
     yield ask.reply.chunk({"excerpt": wire.structured(outcome, ask.resolution)}, "stop")
     if ask.include_usage:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from excerpt.compose.ask import AskResult
 from excerpt.compose.followup import Resolution
+from excerpt.compose.readers import ReaderName
 from excerpt.scope import Scope
 from excerpt.server.bodies import MAX_K, MAX_QUERY, KnownFields, NoNul
 from excerpt.types import SearchMode
@@ -74,6 +75,7 @@ class Options(KnownFields):
     misspelled option is an error naming the fields, not ignored."""
 
     mode: SearchMode = "hybrid"
+    reader: ReaderName | None = None  # who writes the answer (the server's setting if None)
     snapshot: str | None = None
     snapshot_set: str | None = None
     where: list[str] = Field(default_factory=list, max_length=MAX_K)
@@ -158,7 +160,7 @@ def structured(result: AskResult, resolution: Resolution) -> dict[str, Any]:
     return {"citations": answer["citations"], "quotes": answer["quotes"],
             "cautious": answer["cautious"], "asked": resolution.question,
             "resolved_question": resolution.resolved,
-            "resolution": resolution.reason or None}
+            "resolution": resolution.reason or None, "reader": answer["reader"]}
 
 
 def content(result: AskResult) -> str:

@@ -1,8 +1,10 @@
 """Server-sent events for ``POST /v1/ask/stream``, and no work left behind when a client goes.
 
 The ask runs in a worker thread; each provenance stage it reaches is sent as a ``stage`` event
-the moment it happens, and the last event, ``answer``, is exactly the ``POST /v1/ask``
-response (or ``error`` with the error shape). When the client disconnects, Starlette cancels
+the moment it happens, each checked sentence of a model reader's answer as a ``sentence``
+event (``{"text": "… [2]", "supported_by": [2]}``) the moment it is judged, and the last
+event, ``answer``, is exactly the ``POST /v1/ask`` response (or ``error`` with the error
+shape). When the client disconnects, Starlette cancels
 the event generator; its ``finally`` sets the ask's cancel flag, and the worker stops at the
 next stage it reaches (it never composes an answer for nobody). :class:`StreamWork` counts
 asks running, finished and cancelled, so that tests and operators can see nothing is left.
@@ -25,8 +27,9 @@ from excerpt.server.errors import answer, unexpected
 
 log = logging.getLogger(__name__)
 
-Run = Callable[[Callable[[Any], None]], Any]
-"""Runs the ask with a stage callback and returns its result (an object with ``to_json``)."""
+Run = Callable[[Callable[[Any], None], Callable[[Any], None]], Any]
+"""Runs the ask with a stage callback and a sentence callback (compose.synthesis's
+``KeptSentence``) and returns its result (an object with ``to_json``)."""
 
 
 class Cancelled(Exception):
@@ -77,9 +80,14 @@ async def ask_events(run: Run, explain: bool, work: StreamWork) -> AsyncIterator
             raise Cancelled
         put(("stage", {"stage": event.stage}))
 
+    def on_sentence(kept: Any) -> None:
+        if cancel.is_set():
+            raise Cancelled
+        put(("sentence", {"text": kept.text, "supported_by": list(kept.supported_by)}))
+
     def worker() -> None:
         try:
-            put(("answer", run(on_stage).to_json(explain)))
+            put(("answer", run(on_stage, on_sentence).to_json(explain)))
             work.count("finished", 1)
         except Cancelled:
             work.count("cancelled", 1)
