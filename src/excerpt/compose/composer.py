@@ -15,7 +15,7 @@ each followed by the number of the passage it comes from, the quotes and the cit
    reference, "created.[9]") is written "[^9]" in the answer, so it never reads as one.
 4. **Quotes**: one per cited node, numbered as its citation: the exact span of the node's
    stored text from its first cited sentence to its last (``quote.text in node.text``).
-5. **Caution**: ``confidence`` (the best sentence's content match,
+5. **Caution**: ``confidence`` (the opening sentence's content match,
    :func:`excerpt.compose.extract.confidence`) below ``min_confidence`` (calibrated on the
    tune half of the QA set; ``bench/qa.py``) makes the answer open with "Based on the
    available passages, they do not answer this directly; the closest the text comes is:" (or
@@ -32,7 +32,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from excerpt.compose.extract import Embed, Sentence, candidates, confidence, reading_order, score
+from excerpt.compose.extract import (
+    Embed,
+    Sentence,
+    candidates,
+    confidence,
+    opener,
+    reading_order,
+    score,
+)
 from excerpt.compose.extract import select as select_sentences
 from excerpt.compose.grounding import key_tokens
 from excerpt.compose.question import shape
@@ -138,7 +146,8 @@ def _moving_on(ranked: list[Sentence], said: str, min_confidence: float) -> list
     if not said:
         return ranked
     fresh = [s for s in ranked if as_said(s) not in said]
-    if fresh and len(fresh) < len(ranked) and confidence(fresh[0].features) >= min_confidence:
+    first = opener(fresh)
+    if first and len(fresh) < len(ranked) and confidence(first.features) >= min_confidence:
         return fresh
     return ranked
 
@@ -160,7 +169,8 @@ def compose(question: str, passages: Sequence[Passage], language: str = "en",
     ranked = score(candidates([p.node for p in passages]), question, key_tokens(question),
                    asked, weights, embed)
     ranked = _moving_on(ranked, said, min_confidence)
-    best = confidence(ranked[0].features) if ranked else 0.0
+    first = opener(ranked)
+    best = confidence(first.features) if first else 0.0
     cautious = best < min_confidence or bool(asked.focus & absent)
     caution = CAUTION.get(language, CAUTION["en"])
     chosen = select_sentences(ranked, max_quotes, len(caution.split()) if cautious else 0)
@@ -172,6 +182,6 @@ def compose(question: str, passages: Sequence[Passage], language: str = "en",
         parts[0] = f"{caution} {parts[0]}"
     elif not parts:
         parts = [NO_ANSWER.get(language, NO_ANSWER["en"])]
-    features = dict(ranked[0].features) if ranked else {}
+    features = dict(first.features) if first else {}
     return ComposedAnswer(" ".join(parts), cautious, _quotes(ordered, numbers),
                           _citations(ordered, numbers), sentences, best, features)

@@ -11,11 +11,17 @@ diverse and put in reading order (issue 16 item 3).
    overlap may start inside a sentence, "Basil Hallward had painted of him.", and the whole
    sentence is the chunk before's).
    A sentence met again (overlapping chunks repeat their edges) keeps its first, better-ranked
-   passage.
+   passage. A sentence that introduces a list ("다음 각 호에 해당하는 자는 재입학을 할 수
+   없다.", "… the following:") carries the list items that follow it (:func:`with_items`,
+   within ``LONGEST`` words): an item alone ("1. 징계 제적자") is too short to quote, and the
+   lead alone does not say what the items are.
 2. **Lexical features**: ``coverage``, the idf-weighted share of the question's key tokens the
-   sentence holds; ``focus``, the share of the focus tokens (the entity asked about,
-   :mod:`excerpt.compose.question`; the coverage when the question has none); ``cue``, 1 when
-   the sentence carries a cue of the question's type ("because" for why, "son of" for who …).
+   sentence holds (a Korean token of two syllables or more counts as held when the sentence's
+   text, spaces aside, contains it: Kiwi cuts a compound one way in a question and another in
+   the text, "건축학과" against "건축학 과"); ``focus``, the share of the focus tokens (the
+   entity asked about, :mod:`excerpt.compose.question`; the coverage when the question has
+   none); ``cue``, 1 when the sentence carries a cue of the question's type ("because" for
+   why, "son of" for who, the number of the unit asked for …).
    The ``PREFILTER`` (12) best by these (plus the rank prior) are embedded (the rest stay as
    fillers for the answer's length, without ``sem``): 12, 16, 24 or 32 give
    the same answers on bench/qa/books.yaml, and each sentence embedded costs about 7 ms
@@ -23,19 +29,27 @@ diverse and put in reading order (issue 16 item 3).
 3. **Semantic similarity**: the cosine of sentence and question in the collection's own
    embedder (``embed``: MiniLM only, e5 is ten times slower); absent without one.
 4. **Score** = ``W_SEM·sem + W_COV·coverage + W_FOCUS·focus + W_CUE·cue + W_LEN·length +
-   W_RANK/(1 + passage rank) + W_EVIDENCE·evidence``, evidence being 1 for a code line that
+   W_RANK/(1 + passage rank) + W_EVIDENCE·evidence - W_ADDENDUM·addendum``, ``W_UNIT``
+   instead of ``W_CUE`` when the question asks for a number of a unit ("몇 년", "how long":
+   a sentence without one does not answer it), addendum being 1 for a sentence of a
+   regulation's addendum (부칙: when each change took effect, transitional rules) unless the
+   question asks when (the body's article states the rule), evidence being 1 for a code line that
    does what a code relation question asks about (:mod:`excerpt.compose.code_evidence`; two
    such lines of different nodes are never near-duplicates: each is one writer, one caller),
    length being ``min(words, LONG_WORDS) / LONG_WORDS`` (the answer
    wants 80-160 words in 2-5 sentences, so a sentence that says more serves it better).
-   **Confidence** (what caution is calibrated on) is the best sentence's content match alone:
+   **Confidence** (what caution is calibrated on) is the opening sentence's (:func:`opener`)
+   content match alone:
    ``(W_SEM·sem + W_COV·coverage + W_FOCUS·focus) / (W_SEM + W_COV + W_FOCUS)``, ``W_SEM``
    left out of both sums when there is no embedder; halved (``UNTYPED``) for a when or
    how-many question whose best sentence holds no number, date or time.
 5. **Selection** (:func:`select`): MMR (Carbonell & Goldstein 1998): the best sentence first
    (by its score without the length bonus: the one that answers opens the answer), then the
    one maximising ``score - MMR_PENALTY · max similarity to a chosen one`` (cosine of the
-   sentence vectors, token Jaccard without them), near-duplicates skipped, until the answer
+   sentence vectors, token Jaccard without them; ``+ W_CONTINUE`` for a sentence of the
+   opener's passage that holds the number of the unit asked for too, short or not: the
+   article's next paragraph, "임용연한은 통산 2년을 초과할 수 없다", after "조교의
+   임용기간은 1년으로 한다."), near-duplicates skipped, until the answer
    has ``TARGET_WORDS`` words or ``MAX_SENTENCES`` sentences, from at most ``max_sources``
    nodes, never past ``MAX_WORDS``.
 6. **Order** (:func:`reading_order`): the best sentence first, then the other chosen sentences
@@ -62,9 +76,12 @@ from excerpt.types import Node
 MIN_TOKENS = 3
 PREFILTER = 12
 W_SEM, W_COV, W_FOCUS, W_CUE, W_LEN, W_RANK = 1.0, 1.0, 0.5, 0.2, 0.3, 0.1
+W_UNIT = 0.5  # the cue of a question asking for a number of a unit ("몇 년", "how long")
+W_ADDENDUM = 0.3  # a regulation's addendum (부칙) sentence, for a question not asking when
 W_EVIDENCE = 1.0  # a code line doing what a relation question asks (compose/code_evidence.py)
 LONG_WORDS = 35
 MMR_PENALTY = 0.5
+W_CONTINUE = 1.0  # the opener's passage's other sentences holding the number asked for
 TYPED_KINDS = frozenset({"when", "count"})
 UNTYPED = 0.5
 NEAR_DUPLICATE = 0.6
@@ -121,13 +138,36 @@ def _quotable(text: str, tokens: frozenset[str], last: bool) -> bool:
     return ends or (_HANGUL.search(text) is not None and len(tokens) >= 2 * MIN_TOKENS)
 
 
+_LIST_LEAD = re.compile(r"다음\s*각\s*(?:호|목)|다음과\s*같|:\s*$")
+_ITEM = re.compile(r"\s*(?:\d+[.)]|[가-힣][.)]|[-*•·])\s")
+
+
+def with_items(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` with each sentence that introduces a list (:data:`_LIST_LEAD`) extended over
+    the list items right after it (:data:`_ITEM`), as long as the whole stays within
+    ``LONGEST`` words; the items it took in are no longer sentences of their own."""
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(spans):
+        start, end = spans[i]
+        i += 1
+        if _LIST_LEAD.search(text[start:end]):
+            while (i < len(spans) and _ITEM.match(text[spans[i][0]:spans[i][1]])
+                   and len(text[start:spans[i][1]].split()) <= LONGEST):
+                end = spans[i][1]
+                i += 1
+        out.append((start, end))
+    return out
+
+
 def candidates(nodes: Sequence[Node]) -> list[Sentence]:
     """The quotable sentences of ``nodes`` (best first), each once (module docstring, 1); the
     lines of a code node (:func:`_code_lines`). Sentences are cut and analysed for all the
     nodes at once (Kiwi's batch calls for Korean)."""
     code = [bool(node.metadata.get("code_language")) for node in nodes]
     prose = iter(sentence_spans_many([n.text for n, c in zip(nodes, code, strict=True) if not c]))
-    spans = [_code_lines(n.text) if c else next(prose) for n, c in zip(nodes, code, strict=True)]
+    spans = [_code_lines(n.text) if c else with_items(n.text, next(prose))
+             for n, c in zip(nodes, code, strict=True)]
     texts = [node.text[a:b] for node, per_node in zip(nodes, spans, strict=True)
              for a, b in per_node]
     tokens = iter(analyze_many(texts))
@@ -162,24 +202,38 @@ def _code_lines(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def held(wanted: frozenset[str], sentence: Sentence) -> frozenset[str]:
+    """The sentence's tokens, with the Korean ``wanted`` tokens (two syllables or more) its
+    text holds, spaces aside, though Kiwi cut them otherwise there (module docstring, 2)."""
+    missing = [t for t in wanted - sentence.tokens if len(t) > 1 and _HANGUL.match(t)]
+    if not missing:
+        return sentence.tokens
+    text = "".join(sentence.text.split())
+    return sentence.tokens | {t for t in missing if t in text}
+
+
 def _lexical(sentence: Sentence, wanted: frozenset[str], shape: QuestionShape,
              weights: Mapping[str, float] | None,
              evidence: Callable[[str], float] | None = None) -> None:
-    cov = coverage(wanted, sentence.tokens, weights)
+    cov = coverage(wanted, held(wanted, sentence), weights)
     focus = (len(shape.focus & sentence.tokens) / len(shape.focus)
              if shape.focus and shape.defining else cov)
     sentence.features = {"coverage": cov, "focus": focus, "cue": shape.cue(sentence.text),
                          "length": min(sentence.words, LONG_WORDS) / LONG_WORDS,
                          "rank": 1.0 / (1 + sentence.rank),
-                         "needs_cue": 1.0 if shape.kind in TYPED_KINDS else 0.0}
+                         "needs_cue": 1.0 if shape.kind in TYPED_KINDS else 0.0,
+                         "unit": 1.0 if shape.unit else 0.0,
+                         "addendum": 1.0 if sentence.node.metadata.get("kind") == "addendum"
+                         and shape.kind != "when" else 0.0}
     if evidence is not None and sentence.node.metadata.get("code_language"):
         sentence.features["evidence"] = evidence(sentence.text)
 
 
 def _combine(f: Mapping[str, float]) -> float:
     return (W_SEM * f.get("sem", 0.0) + W_COV * f["coverage"] + W_FOCUS * f["focus"]
-            + W_CUE * f["cue"] + W_LEN * f["length"] + W_RANK * f["rank"]
-            + W_EVIDENCE * f.get("evidence", 0.0))
+            + (W_UNIT if f.get("unit") else W_CUE) * f["cue"] + W_LEN * f["length"]
+            + W_RANK * f["rank"] + W_EVIDENCE * f.get("evidence", 0.0)
+            - W_ADDENDUM * f.get("addendum", 0.0))
 
 
 def confidence(features: Mapping[str, float]) -> float:
@@ -225,6 +279,12 @@ def _answer_score(sentence: Sentence) -> float:
     return sentence.score - W_LEN * sentence.features["length"]
 
 
+def opener(ranked: Sequence[Sentence]) -> Sentence | None:
+    """The sentence the answer opens with (:func:`select`'s first): the best by its score
+    without the length bonus; None when there is none."""
+    return max(ranked, key=_answer_score) if ranked else None
+
+
 def _similarity(a: Sentence, b: Sentence) -> float:
     if a.vector is not None and b.vector is not None:
         return float(np.dot(a.vector, b.vector))
@@ -237,6 +297,19 @@ def _near_duplicate(a: Sentence, b: Sentence) -> bool:
         return False
     shared = len(a.tokens & b.tokens)
     return shared >= NEAR_DUPLICATE * min(len(a.tokens), len(b.tokens))
+
+
+def _mmr(sentence: Sentence, chosen: Sequence[Sentence]) -> float:
+    """The MMR value of ``sentence`` after ``chosen`` (module docstring, 5)."""
+    value = sentence.score - MMR_PENALTY * max(_similarity(sentence, c) for c in chosen)
+    return value + W_CONTINUE if _continues(sentence, chosen) else value
+
+
+def _continues(sentence: Sentence, chosen: Sequence[Sentence]) -> bool:
+    """Whether ``sentence`` is of the opener's passage and holds the number the question
+    asks for too (the article's other paragraph: "임용연한은 통산 2년을 초과할 수 없다")."""
+    return (sentence.node.id == chosen[0].node.id and bool(sentence.features.get("unit"))
+            and bool(sentence.features["cue"]))
 
 
 def select(ranked: Sequence[Sentence], max_sources: int, words: int = 0) -> list[Sentence]:
@@ -256,10 +329,9 @@ def select(ranked: Sequence[Sentence], max_sources: int, words: int = 0) -> list
         # in the sentences left gives way to a longer one when there is one (prose: a line of
         # code says what it does in few words, "DELETE [dbo].[Venues] WHERE …")
         need = (MIN_WORDS - words) / (MAX_SENTENCES - len(chosen))
-        fits = [s for s in fits if s.words >= need or not chosen
+        fits = [s for s in fits if s.words >= need or not chosen or _continues(s, chosen)
                 or s.node.metadata.get("code_language")] or fits
-        best = max(fits, key=lambda s: s.score - MMR_PENALTY * max(
-            (_similarity(s, c) for c in chosen), default=0.0)) if chosen else max(
+        best = max(fits, key=lambda s: _mmr(s, chosen)) if chosen else max(
             fits, key=_answer_score)
         chosen.append(best)
         left.remove(best)

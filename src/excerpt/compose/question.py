@@ -18,6 +18,15 @@ asks about) and the cues that a sentence answering that type tends to carry.
   for where; for "who did it" (not a definition), a name the question does not have, inside
   a line (a verse line's first word is capitalised anyway). A sentence's cue score is 1 when
   it holds one (a who cue within ``NEAR`` words of the focus), else 0.
+* **Unit** (:func:`question_unit`): what a count or when question counts in. "몇 년", "몇
+  점", "몇 명" ask for a number of that unit; "how long", "how many years", "얼마나 되나요"
+  about a 기간 or 동안 ask for a period (``period``: a number of years, months, weeks, days,
+  학기 or hours, not a date; "3월" is left out, a month or three months). The cue of such a
+  question is that number alone
+  (:data:`UNITS`): a 1, 2 or 3-digit number before the unit (a four-digit one is a year, a
+  date), for 점 a decimal too ("평점평균이 1.50에 미달된 자"); a regulation's amendment notes
+  ("<개정 2019. 2. 1.>") and dates ("2011년 10월 1일", "2019. 2. 1.") are left out first,
+  every article has dates in them.
 """
 
 from __future__ import annotations
@@ -66,12 +75,53 @@ CUES: dict[str, re.Pattern[str]] = {
 }
 
 
+_NUMBER = r"(?<![\d.])\d{1,3}(?:\.\d+)?\s*"
+_PERIOD_WORDS = (r"\b(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                 r"twenty|thirty|forty|fifty|hundred|a|an)\s+(?:years?|months?|weeks?|days?|"
+                 r"hours?|nights?)\b")
+UNITS: dict[str, re.Pattern[str]] = {
+    "period": re.compile(rf"{_NUMBER}(?:년|개월|주|일|학기|시간)|{_PERIOD_WORDS}",
+                         re.IGNORECASE),
+    "점": re.compile(rf"{_NUMBER}점|(?<![\d.])\d{{1,3}}\.\d+"),
+}
+"""The cue of a question asking for a number of a unit (module docstring, Unit); any other
+unit: a 1-3 digit number right before it."""
+_KO_UNIT = re.compile(r"몇\s*(년|개월|달|주|일|시간|시|분|학점|점|명|회|번|학기|과목|개|세|살)")
+_KO_PERIOD = re.compile(r"얼마")
+_EN_PERIOD = re.compile(r"\bhow\s+(?:long|many\s+(?:years|months|weeks|days|hours|nights))\b",
+                        re.IGNORECASE)
+_NOTES = re.compile(r"[<(](?:개정|신설|삭제|전문개정|본조신설)[^>)]*[>)]"
+                    r"|\d{4}\s*년\s*\d{1,2}\s*월(?:\s*\d{1,2}\s*일)?"
+                    r"|\d{4}\.\s*\d{1,2}\.(?:\s*\d{1,2}\.)?")
+
+
+def question_unit(question: str) -> str:
+    """What a count or when question counts in (module docstring, Unit); "" when nothing
+    says."""
+    if _EN_PERIOD.search(question):
+        return "period"
+    found = _KO_UNIT.search(question)
+    if found:
+        return found.group(1)
+    return "period" if _KO_PERIOD.search(question) and re.search(r"기간|동안|오래",
+                                                                    question) else ""
+
+
+def unit_cue(unit: str, sentence: str) -> bool:
+    """Whether ``sentence``, its amendment notes and dates left out, holds a number of
+    ``unit``."""
+    text = _NOTES.sub(" ", sentence)
+    pattern = UNITS.get(unit) or re.compile(rf"{_NUMBER}{re.escape(unit)}")
+    return pattern.search(text) is not None
+
+
 @dataclass(frozen=True)
 class QuestionShape:
     kind: str                  # who, what, where, when, why, how, count, other
     focus: frozenset[str]      # analyzer tokens of the entity asked about
     defining: bool = False     # "who is X", "what is X": the answer names X
     names: frozenset[str] = frozenset()  # the question's capitalised words, lower case
+    unit: str = ""             # what a count or when question counts in (question_unit)
 
     def _new_name(self, sentence: str) -> bool:
         """Whether ``sentence`` names someone the question does not (a name inside a line,
@@ -82,6 +132,8 @@ class QuestionShape:
         """1.0 when ``sentence`` carries a cue of the question's type, else 0.0; for a who
         question with a focus, the cue must stand within ``NEAR`` words of the focus ("his
         friend, after which Patroclus", not "my father … Patroclus" thirty words on)."""
+        if self.unit and self.kind in {"count", "when"}:
+            return 1.0 if unit_cue(self.unit, sentence) else 0.0
         pattern = CUES.get(self.kind)
         if pattern is None:
             return 0.0
@@ -126,4 +178,6 @@ def question_focus(question: str) -> frozenset[str]:
 def shape(question: str) -> QuestionShape:
     names = frozenset(w.lower() for w in _WORD.findall(question) if w[0].isupper())
     defining = detect_language(question) != "ko" and _DEFINITION.search(question) is not None
-    return QuestionShape(question_kind(question), question_focus(question), defining, names)
+    kind = question_kind(question)
+    unit = question_unit(question) if kind in {"count", "when"} else ""
+    return QuestionShape(kind, question_focus(question), defining, names, unit)
