@@ -262,3 +262,26 @@ def test_the_service_reads_with_the_operators_local_model(service: tuple[str, st
     reader = answer["reader"]
     assert reader["name"] == "local" and reader["model"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert isinstance(reader["fell_back"], bool) and reader["tokens_out"] > 0
+
+
+def test_the_web_ui_asks_with_a_reader_and_says_who_read(
+        service: tuple[str, str], scripted: Callable[[list[str]], ChatStandIn], page: Any,
+        tmp_path: Path) -> None:
+    url, key = service
+    scripted(["", f"{SUPPORTED} {CANBERRA}", "", CANBERRA])
+    page.goto(url + "/")
+    page.fill("#key", key)
+    page.dispatch_event("#key", "change")
+    page.wait_for_selector("#collection[aria-busy=false]", state="attached")
+    page.select_option("#collection", "demo")
+    page.select_option("#reader", "openai")
+    page.fill("#query", QUESTION)
+    page.click("#ask-button")
+    page.wait_for_selector("#reader-note:not([hidden])", timeout=30_000)
+    assert page.inner_text("#answer-text") == SUPPORTED  # its [1] a link to the quote
+    assert page.locator("#answer-text .cite").count() == 1
+    assert page.inner_text("#reader-note").startswith("Read by openai scripted (")
+    page.locator("#answer").screenshot(path=str(tmp_path / "reader.png"))
+    page.click("#ask-button")  # the model answers from outside the quotes this time
+    page.wait_for_selector("#reader-note:has-text('extractive answer stands')", timeout=30_000)
+    assert "Canberra" not in page.inner_text("#answer-text")

@@ -32,9 +32,10 @@ function parseEvent(block) {
   return { name: event.name, data: event.data ? JSON.parse(event.data) : {} };
 }
 
-export async function askStream(key, body, onStage, signal) {
-  // POST /v1/ask/stream: calls onStage(name) for each stage as it happens; resolves with the
-  // answer event's data (the /v1/ask response), rejects with an error event's message.
+export async function askStream(key, body, onStage, signal, onSentence = () => {}) {
+  // POST /v1/ask/stream: calls onStage(name) for each stage as it happens and onSentence(text)
+  // for each checked sentence a model reader writes; resolves with the answer event's data
+  // (the /v1/ask response), rejects with an error event's message.
   const response = await fetch("/v1/ask/stream", { method: "POST", headers: headers(key, true), body: JSON.stringify(body), signal });
   if (!response.ok) throw await failure(response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -49,6 +50,7 @@ export async function askStream(key, body, onStage, signal) {
         const event = parseEvent(buffer.slice(0, cut));
         buffer = buffer.slice(cut + 2);
         if (event.name === "stage") onStage(event.data.stage);
+        else if (event.name === "sentence") onSentence(event.data.text);
         else if (event.name === "answer") return event.data;
         else if (event.name === "error") throw new ApiError(event.data.error || "the ask failed");
       }

@@ -107,7 +107,7 @@ function k() {
 
 function clearResults() {
   RESULTS.forEach((id) => { $(id).hidden = true; });
-  ["answer-text", "quotes", "hit-list", "stages", "tree", "passage-text", "passage-place"]
+  ["answer-text", "reader-note", "quotes", "hit-list", "stages", "tree", "passage-text", "passage-place"]
     .forEach((id) => $(id).replaceChildren());
   $("passages").tBodies[0].replaceChildren();
   $("cautious").hidden = true;
@@ -179,8 +179,18 @@ function addStage(name, ms) {
   $("stages").append(li);
 }
 
+function readerNote(reader) {
+  if (!reader || reader.name === "extractive") return "";
+  const read = `Read by ${reader.name} ${reader.model} (${reader.tokens_in} tokens in, ${reader.tokens_out} out, ${Math.round(reader.ms)} ms).`;
+  return reader.fell_back ? `${read} The extractive answer stands: ${reader.reason}.` : read;
+}
+
 function showAnswer(result) {
   const answer = $("answer-text");
+  answer.replaceChildren(); // the streamed sentences, now with their citations linked
+  const note = readerNote(result.reader);
+  $("reader-note").textContent = note;
+  $("reader-note").hidden = !note;
   result.answer.split(/(\[\d+\])/).forEach((part) => {
     const m = part.match(/^\[(\d+)\]$/);
     if (!m) { answer.append(part); return; }
@@ -335,6 +345,7 @@ async function search(req, query) {
 async function ask(req, query) {
   const body = { question: query, mode: $("mode").value, explain: true, ...scope() };
   if (k()) body.doc_limit = k();
+  if ($("reader").value) body.reader = $("reader").value;
   const sent = performance.now();
   $("passages").hidden = true;
   $("provenance").hidden = false;
@@ -343,7 +354,13 @@ async function ask(req, query) {
     addStage(stage, performance.now() - sent);
     setStatus(`Asking… ${stage}`);
   };
-  const result = await askStream(key(), body, onStage, req.controller.signal);
+  const onSentence = (sentence) => { // a model's checked sentence, shown as it is written
+    if (req !== current) return;
+    const answer = $("answer-text");
+    answer.append((answer.textContent ? " " : "") + sentence);
+    $("answer").hidden = false;
+  };
+  const result = await askStream(key(), body, onStage, req.controller.signal, onSentence);
   if (req === current) showAnswer(result);
 }
 
