@@ -200,9 +200,9 @@ class LocalChat:
         chunks: queue.SimpleQueue[object] = queue.SimpleQueue()
         cancel = threading.Event()
 
-        def on_chunk(chunk: dict[str, Any]) -> bool:          # on llama.cpp's thread
+        def on_chunk(chunk: dict[str, Any]) -> bool:          # True stops generation
             chunks.put(chunk)
-            return cancel.is_set()
+            return cancel.is_set() or not threading.main_thread().is_alive()
 
         def generate() -> None:
             try:
@@ -214,7 +214,10 @@ class LocalChat:
                 chunks.put(_DONE)
 
         try:
-            threading.Thread(target=generate, name="excerpt-local-llm", daemon=True).start()
+            # Never a daemon (a thread inherits its creator's flag): one left inside llama.cpp
+            # when the interpreter exits aborts the process ("exception not rethrown"). The
+            # exit waits for this one instead, which on_chunk stops at its next token.
+            threading.Thread(target=generate, name="excerpt-local-llm", daemon=False).start()
         except BaseException:
             model.lock.release()
             raise
@@ -307,7 +310,6 @@ def _load(path: Path, threads: int, context: int) -> _Model:
     params.cache_prompt = False
     for cpu in (params.cpuparams, params.cpuparams_batch):
         cpu.n_threads = threads
-        cpu.poll = 0
     params.sampling.temp = 0.0
     params.sampling.top_k = 1
     params.sampling.seed = SEED
