@@ -381,3 +381,26 @@ def test_http_ingest_follows_the_keys_role_and_its_nodes_keep_their_acl(
 
     with excerpt_serve(["--home", str(home)], free_port()) as url:
         run(lambda: body(url))
+
+
+def test_ask_takes_a_reader_by_name_and_says_who_read(home: Path) -> None:
+    engine = Engine(home)
+    server = build_server(engine, fixed_rights(Rights(Principal())))
+
+    async def body() -> None:
+        async with Client(server) as client:
+            ask = next(t for t in (await client.list_tools()).tools if t.name == "ask")
+            offered = ask.input_schema["properties"]["reader"]["anyOf"][0]["enum"]
+            assert offered == ["extractive", "openai", "local"]
+            question = {"question": "How is a snapshot kept from being half written?",
+                        "collection": "demo", "mode": "bm25"}
+            answer = await client.call_tool("ask", {**question, "reader": "extractive"})
+            assert not answer.is_error
+            assert answer.structured_content["reader"]["name"] == "extractive"
+            refused = await client.call_tool("ask", {**question, "reader": "/tmp/model.gguf"})
+            assert refused.is_error
+            unready = await client.call_tool("ask", {**question, "reader": "local"})
+            assert unready.is_error and "reader_model" in text_of(unready)
+
+    run(body)
+    engine.close()
