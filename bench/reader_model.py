@@ -104,7 +104,7 @@ def time_chat(model: Path, threads: int | None) -> dict[str, object]:
     paragraphs = [p.strip() for f in sorted((REPO / "examples" / "handbook").glob("*.md"))
                   for p in f.read_text(encoding="utf-8").split("\n\n")
                   if len(p.strip()) > 200 and not p.lstrip().startswith(("#", "```"))]
-    quotes = [Quote(f"q{i}", text, 1.0, i) for i, text in enumerate(paragraphs[:8])]
+    quotes = [Quote(f"q{i}", text, 1.0, i) for i, text in enumerate(paragraphs[:7])]
     messages = build_messages("How does excerpt keep a snapshot from being half written?",
                               quotes, "en")
     start = time.perf_counter()

@@ -171,7 +171,8 @@ class _Model:
 
 
 class LocalChat:
-    """Chat with a loaded local model; get one from :func:`open_local`."""
+    """Chat with a loaded local model; get one from :func:`open_local`. ``last_usage`` is set
+    when a call's reply is complete (a failed call leaves the previous one)."""
 
     def __init__(self, model: _Model, max_tokens: int, timeout_s: float) -> None:
         self._model = model
