@@ -35,11 +35,13 @@ from typing import Any
 from excerpt.compose.extract import (
     Embed,
     Sentence,
+    SlowEmbed,
     candidates,
     confidence,
     opener,
     reading_order,
     score,
+    slow_similarity,
 )
 from excerpt.compose.extract import select as select_sentences
 from excerpt.compose.grounding import key_tokens
@@ -170,6 +172,8 @@ def compose(question: str, passages: Sequence[Passage], language: str = "en",
                    asked, weights, embed)
     ranked = _moving_on(ranked, said, min_confidence)
     first = opener(ranked)
+    if first and isinstance(embed, SlowEmbed):
+        slow_similarity(embed, first)
     best = confidence(first.features) if first else 0.0
     cautious = best < min_confidence or bool(asked.focus & absent)
     caution = CAUTION.get(language, CAUTION["en"])

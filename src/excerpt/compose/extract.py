@@ -27,7 +27,8 @@ diverse and put in reading order (issue 16 item 3).
    the same answers on bench/qa/books.yaml, and each sentence embedded costs about 7 ms
    (MiniLM int8, 2 cores; the ask budget is 150 ms BM25, 300 ms hybrid).
 3. **Semantic similarity**: the cosine of sentence and question in the collection's own
-   embedder (``embed``: MiniLM only, e5 is ten times slower); absent without one.
+   embedder (``embed``: MiniLM; e5, ten times slower, scores the opening sentence alone, for
+   caution: :class:`SlowEmbed`); absent without one.
 4. **Score** = ``W_SEM·sem + W_COV·coverage + W_FOCUS·focus + W_CUE·cue + W_LEN·length +
    W_RANK/(1 + passage rank) + W_EVIDENCE·evidence - W_ADDENDUM·addendum``, ``W_UNIT``
    instead of ``W_CUE`` when the question asks for a number of a unit ("몇 년", "how long":
@@ -41,8 +42,11 @@ diverse and put in reading order (issue 16 item 3).
    **Confidence** (what caution is calibrated on) is the opening sentence's (:func:`opener`)
    content match alone:
    ``(W_SEM·sem + W_COV·coverage + W_FOCUS·focus) / (W_SEM + W_COV + W_FOCUS)``, ``W_SEM``
-   left out of both sums when there is no embedder; halved (``UNTYPED``) for a when or
-   how-many question whose best sentence holds no number, date or time.
+   left out of both sums when there is no embedder; with a slow embedder (e5,
+   :class:`SlowEmbed`: only the opener is embedded, and not ranked by it) the larger of that
+   lexical share and the opener's rescaled similarity (Korean questions match their
+   articles' tokens poorly: particles, compounds, "통틀어" for "통산"); halved (``UNTYPED``)
+   for a when or how-many question whose best sentence holds no number, date or time.
 5. **Selection** (:func:`select`): MMR (Carbonell & Goldstein 1998): the best sentence first
    (by its score without the length bonus: the one that answers opens the answer), then the
    one maximising ``score - MMR_PENALTY · max similarity to a chosen one`` (cosine of the
@@ -240,10 +244,12 @@ def confidence(features: Mapping[str, float]) -> float:
     """How well a sentence matches the question's content, 0..1 (module docstring, 4)."""
     if not features:
         return 0.0
-    sem = "sem" in features
+    sem = "sem" in features and not features.get("slow")
     total = W_COV * features["coverage"] + W_FOCUS * features["focus"]
     total += W_SEM * features["sem"] if sem else 0.0
     share = total / (W_COV + W_FOCUS + (W_SEM if sem else 0.0))
+    if features.get("slow"):  # a slow model's similarity of the opener alone (SlowEmbed)
+        share = max(share, features["sem"])
     if features.get("evidence"):  # the line that does what a code question asks about
         return max(share, features["evidence"])
     # a when / how-many question answered by a sentence with no number or time in it is
@@ -255,6 +261,8 @@ def score(pool: list[Sentence], question: str, wanted: frozenset[str], shape: Qu
           weights: Mapping[str, float] | None, embed: Embed | None) -> list[Sentence]:
     """The candidates with their features and scores, best first; only the ``PREFILTER`` best
     by the lexical features are embedded (the others stay as fillers, scored without ``sem``)."""
+    if isinstance(embed, SlowEmbed):
+        embed = None  # too slow to rank by: the composer scores the opener alone
     code = any(s.node.metadata.get("code_language") for s in pool)
     evidence = code_evidence(question) if code else None
     for sentence in pool:
@@ -356,21 +364,53 @@ def reading_order(chosen: Sequence[Sentence]) -> list[Sentence]:
 
 FAST_MODELS = frozenset({"minilm"})
 """Models that embed a few dozen sentences within the ask budget (e5 takes about a second)."""
+SLOW_FLOORS = {"e5": 0.76}
+"""Models too slow to rank sentences, embedding the opening one alone (:class:`SlowEmbed`),
+with the cosine under which a sentence is taken as unrelated: multilingual-e5's cosines are
+crowded near the top (its contrastive training's temperature, 0.01), a Korean article sentence
+and a question it does not answer meet at 0.80-0.83, one it answers at 0.86-0.90 (the tune
+half of bench/qa/regulations.yaml; the floor sits under the first)."""
+
+
+@dataclass(frozen=True)
+class SlowEmbed:
+    """An embedder too slow to rank sentences by (e5: some 20 ms a Korean sentence on 2
+    cores): it scores the opening sentence alone, for caution (:func:`slow_similarity`)."""
+
+    embed: Embed
+    floor: float
+
+    def __call__(self, texts: Sequence[str]) -> tuple[Any, Any] | None:
+        return self.embed(texts)
+
+
+def slow_similarity(embed: SlowEmbed, sentence: Sentence) -> None:
+    """Give ``sentence`` its ``sem``: its cosine with the question in ``embed``'s model,
+    rescaled from the model's floor (0) to 1, and mark it ``slow`` (:func:`confidence`)."""
+    found = embed([one_line(sentence.text)])
+    if found is None:
+        return
+    query, matrix = found
+    cosine = float(np.asarray(matrix, dtype=np.float32)[0] @ np.asarray(query, np.float32))
+    sentence.features["sem"] = max(0.0, (cosine - embed.floor) / (1.0 - embed.floor))
+    sentence.features["slow"] = 1.0
 
 
 def view_embed(models: Sequence[str | None], load: Callable[[str], Any],
                question: str) -> Embed | None:
-    """The sentence embedder of a view whose parts were all embedded by one fast model
-    (``models``: each part's), ``load`` giving that model's embedder; None otherwise."""
+    """The sentence embedder of a view whose parts were all embedded by one model
+    (``models``: each part's), ``load`` giving that model's embedder: a fast model's
+    (:data:`FAST_MODELS`) ranks sentences, a slow one's (:data:`SLOW_FLOORS`) is a
+    :class:`SlowEmbed`; None for mixed models, a view without vectors or another model."""
     found = set(models)
     if len(found) != 1:
         return None
     model = found.pop()
-    if model is None or model not in FAST_MODELS:
+    if model is None or model not in FAST_MODELS | SLOW_FLOORS.keys():
         return None
 
     def embed(texts: Sequence[str]) -> tuple[Any, Any] | None:
         embedder = load(model)
         return embedder.embed_query(question), embedder.embed_documents(list(texts))
 
-    return embed
+    return SlowEmbed(embed, SLOW_FLOORS[model]) if model in SLOW_FLOORS else embed

@@ -4,13 +4,21 @@ a regulation's addendum after its body, the article's paragraph that holds the l
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from excerpt.compose.composer import Passage, compose
-from excerpt.compose.extract import candidates, confidence, held, with_items
+from excerpt.compose.extract import (
+    SlowEmbed,
+    candidates,
+    confidence,
+    held,
+    view_embed,
+    with_items,
+)
 from excerpt.compose.question import question_unit, shape, unit_cue
 from excerpt.compose.sentences import sentence_spans
 from excerpt.types import Node
@@ -130,3 +138,42 @@ def test_confidence_is_the_opening_sentences(shared_data: Callable[..., Path]) -
     assert shape(question).unit == "period"
     assert composed.features["cue"] == 1.0
     assert composed.confidence == confidence(composed.features)
+
+
+def e5() -> Any:
+    from excerpt.embed import get_embedder
+
+    return get_embedder("e5")
+
+
+def test_a_slow_embedder_scores_the_opener_for_caution(shared_data: Callable[..., Path]) -> None:
+    """Issue 29 item 3: a Korean question rarely repeats its article's words ("모두 합쳐" for
+    "통산하여"); the collection's e5 scores the opening sentence alone (rescaled from its
+    floor), and the answer is no longer cautious; a question the article does not answer
+    ("애완동물" in the dormitory article) stays cautious."""
+    leave = [article(shared_data, "제6조 (통산기간 및 연장)")]
+    question = "휴학은 모두 합쳐 몇 년까지 가능한가요?"
+    embed = view_embed(["e5"], lambda _: e5(), question)
+    assert isinstance(embed, SlowEmbed)
+    assert compose(question, leave, "ko").cautious
+    answered = compose(question, leave, "ko", embed=embed)
+    assert not answered.cautious and answered.features["slow"] == 1.0
+    dorm = [article(shared_data, "제19조 (기숙사)")]
+    pets = "기숙사에 애완동물을 데려가도 되나요?"
+    assert compose(pets, dorm, "ko", embed=view_embed(["e5"], lambda _: e5(), pets)).cautious
+
+
+def test_a_slow_embedder_does_not_rank(shared_data: Callable[..., Path]) -> None:
+    """e5 embeds one sentence per answer (some 20 ms): the sentences are ranked as without it."""
+    passages = [article(shared_data, "제6조 (통산기간 및 연장)"),
+                article(shared_data, "제4조 (수업연한 및 재학연한)")]
+    question = "휴학은 모두 합쳐 몇 년까지 가능한가요?"
+    texts: list[int] = []
+
+    def counted(batch: Sequence[str]) -> tuple[Any, Any] | None:
+        texts.append(len(batch))
+        return None
+
+    plain = compose(question, passages, "ko")
+    slow = compose(question, passages, "ko", embed=SlowEmbed(counted, 0.76))
+    assert slow.sentences == plain.sentences and texts == [1]
