@@ -279,7 +279,9 @@ def test_with_an_llm_the_eval_measures_its_answers_and_says_so(
     for qid in ("anonymous", "modes"):
         assert rows[qid]["llm_answer"]
         answer, first = rows[qid]["answer"], rows[qid]["quotes"][0]["text"]
+        answer, extractive = answer.split("\n\n")  # the model's first, then the extractive
         assert answer.endswith(" [1]")  # what survived the attribution check of the reply
+        assert extractive.endswith("]")
         assert " ".join(strip_marks(answer).split()) in " ".join(first.split())
     assert report["llm_answers"] == 2
     stored = Engine(home).store.eval_run(report["run_id"])

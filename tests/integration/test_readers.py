@@ -90,12 +90,14 @@ def extractive_answer(home: Path) -> str:
 
 # -- the CLI ---------------------------------------------------------------------------------
 
-def test_a_supported_sentence_is_the_answer_and_the_reader_says_who(
+def test_a_supported_sentence_opens_the_answer_and_the_reader_says_who(
         home: Path, scripted: Callable[[list[str]], ChatStandIn]) -> None:
     scripted(["snapshot\nimport run", f"{SUPPORTED} {CANBERRA}"])
     code, payload, output = ask_cli(home, "--reader", "openai", "--explain")
     assert code == 0, output
-    assert payload["answer"] == SUPPORTED
+    # the model's checked sentence first, then the extractive answer: a model only adds
+    model, extractive = payload["answer"].split("\n\n")
+    assert model == SUPPORTED and "[1]" in extractive and "Canberra" not in extractive
     reader = payload["reader"]
     assert (reader["name"], reader["model"], reader["fell_back"]) == ("openai", "scripted", False)
     kept = payload["synthesis"]["kept"][0]
@@ -177,7 +179,7 @@ def test_the_local_reader_adds_only_what_it_can_cite(home: Path) -> None:
     if reader["fell_back"]:
         assert result.composed.answer == extractive_answer(home) and seen == []
     else:
-        assert result.composed.answer == " ".join(seen)
+        assert result.composed.answer == f"{' '.join(seen)}\n\n{extractive_answer(home)}"
         assert all(k["supported_by"] for k in result.synthesis["kept"])  # type: ignore[index]
 
 
@@ -233,7 +235,8 @@ def test_the_stream_sends_each_checked_sentence_before_the_answer(
     assert names.index("sentence") > names.index("stage")
     sentences = [data["text"] for name, data in events if name == "sentence"]
     answer = events[-1][1]
-    assert answer["answer"] == " ".join(sentences) and answer["reader"]["fell_back"] is False
+    assert answer["answer"].startswith(" ".join(sentences) + "\n\n")
+    assert answer["reader"]["fell_back"] is False
     assert sentences[0] == SUPPORTED
 
 
@@ -250,7 +253,8 @@ def test_chat_streams_the_models_checked_sentences_then_the_sources(
     deltas = [c.choices[0].delta.content for c in stream if c.choices and
               c.choices[0].delta.content]
     assert deltas[0] == SUPPORTED  # the checked sentence, first and whole
-    assert "".join(deltas).startswith(SUPPORTED + "\n\nSources:\n[1] ")
+    message = "".join(deltas)  # then the extractive answer and the sources
+    assert message.startswith(SUPPORTED + "\n\n") and "\n\nSources:\n[1] " in message
 
 
 @needs_model
@@ -278,8 +282,8 @@ def test_the_web_ui_asks_with_a_reader_and_says_who_read(
     page.fill("#query", QUESTION)
     page.click("#ask-button")
     page.wait_for_selector("#reader-note:not([hidden])", timeout=30_000)
-    assert page.inner_text("#answer-text") == SUPPORTED  # its [1] a link to the quote
-    assert page.locator("#answer-text .cite").count() == 1
+    assert page.inner_text("#answer-text").startswith(SUPPORTED)  # then the extractive one
+    assert page.locator("#answer-text .cite").count() >= 2  # each [n] a link to its quote
     assert page.inner_text("#reader-note").startswith("Read by openai scripted (")
     page.locator("#answer").screenshot(path=str(tmp_path / "reader.png"))
     page.click("#ask-button")  # the model answers from outside the quotes this time

@@ -23,8 +23,10 @@
 5. **Synthesis**: the extractive composer (:mod:`excerpt.compose.composer`) always; then the
    reader (:mod:`excerpt.compose.readers`: ``options.reader``) when it is a model: its answer
    after the attribution check (:mod:`excerpt.compose.synthesis`, each sentence as soon as it is
-   judged to ``on_sentence``), or the extractive one, saying why, when nothing survives or the
-   model fails. ``AskResult.reader`` says who wrote the answer, with its tokens and time.
+   judged to ``on_sentence``) opens the answer and the extractive answer follows it (a model
+   only adds: what the quotes state is never lost to a reader that left it out); the
+   extractive answer alone, saying why, when nothing survives or the model fails.
+   ``AskResult.reader`` says who wrote the answer, with its tokens and time.
 
 Every stage can emit a PROV-O event (:class:`excerpt.provenance.prov.ProvenanceRecorder`). The
 pipeline only ever sees what ``search`` returned, which is what the caller may see, so the
@@ -168,8 +170,8 @@ class AskPipeline:
         timings["compose"] = _ms(t)
         synthesis = self._synthesize(question, composed, language, timings, on_sentence)
         reader = self._reader_json(synthesis, composed)
-        if not reader["fell_back"] and synthesis:
-            composed = replace(composed, answer=synthesis["answer"])
+        if not reader["fell_back"] and synthesis:  # a model only adds: its sentences first
+            composed = replace(composed, answer=f"{synthesis['answer']}\n\n{composed.answer}")
         if recorder:
             cited = {c.node_id for c in composed.citations}
             recorder.synthesis(composed.answer,

@@ -65,7 +65,7 @@ _MARKER = re.compile(rf"\[\s*({_NUMBERS})\s*\]")
 # One or more markers right after a sentence's end, so the splitter gives them to that sentence.
 _TRAILING_MARKERS = re.compile(rf"([.!?。])((?:\s*\[\s*{_NUMBERS}\s*\])+)")
 _LIST_PREFIX = re.compile(r"^(?:[-*•·]\s+|\d+[.)]\s+)")
-_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_WORD = re.compile(r"\w+(?:['’-]\w+)*")
 _POSSESSIVE = re.compile(r"['’]s$")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _STARTED = re.compile(r"[^\W\d_]")  # a sentence has begun once it holds a letter

@@ -223,7 +223,7 @@ def score_answer(question: Question, result: AskResult,
         "citation_numbering": not problems, "numbering_problems": problems,
         "abstention_accuracy": float(composed.cautious != question.answerable),
         "llm_answer": result.reader["name"] != "extractive" and not result.reader["fell_back"],
-        "reader": result.reader,
+        "reader": result.reader, "synthesis": result.synthesis,
         "stages_ms": dict(result.timings_ms),
     }
 
