@@ -120,6 +120,18 @@ def test_an_answer_from_outside_the_quotes_falls_back_to_the_extractive_one(
     assert payload["reader"]["reason"] == "no sentence of the model's survived the check"
 
 
+def test_a_cautious_answer_is_never_handed_to_the_model(
+        home: Path, scripted: Callable[[list[str]], ChatStandIn]) -> None:
+    server = scripted(["", CANBERRA])
+    result = CliRunner().invoke(cli, ["--home", str(home), "ask", "What is the capital of "
+                                      "Australia?", "--collection", "demo", "--json",
+                                      "--reader", "openai"])
+    payload = json.loads(result.output)
+    assert payload["cautious"] and "Canberra" not in payload["answer"]
+    assert payload["reader"]["fell_back"] and "not asked" in payload["reader"]["reason"]
+    assert server.requests == 1  # its concepts only; nothing to write from
+
+
 def test_a_model_that_cannot_be_reached_leaves_the_extractive_answer(
         home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with socket.socket() as closed:  # a port nobody listens on

@@ -243,8 +243,10 @@ class AskPipeline:
                     on_sentence: Callable[[KeptSentence], None] | None
                     ) -> dict[str, Any] | None:
         """The reader's checked answer as JSON (``"error"`` when the model failed), or None when
-        no model reads (extractive, or no quotes to read)."""
-        if self.llm is None or not composed.quotes:
+        no model reads (extractive, no quotes to read, or a cautious answer: the passages do
+        not answer the question, and a model would only restate them or answer from what it
+        knows, "The capital of Australia is Canberra. [3]")."""
+        if self.llm is None or not composed.quotes or composed.cautious:
             return None
         from excerpt.compose.synthesis import quote_agreement, synthesize
         from excerpt.errors import ServiceError
@@ -271,7 +273,8 @@ class AskPipeline:
         out: dict[str, Any] = {"name": self.reader_name, "model": self.llm.model,
                                "tokens_in": 0, "tokens_out": 0, "ms": 0.0, "fell_back": True}
         if synthesis is None:
-            return {**out, "reason": "no quotes to read" if not composed.quotes else "not read"}
+            return {**out, "reason": "no quotes to read" if not composed.quotes else
+                    "the passages do not answer this closely (cautious): the model was not asked"}
         out.update(tokens_in=synthesis.get("tokens_in", 0),
                    tokens_out=synthesis.get("tokens_out", 0), ms=synthesis.get("ms", 0.0))
         if synthesis.get("error"):
