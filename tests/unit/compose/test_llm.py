@@ -268,8 +268,10 @@ def test_synthesis_sends_the_numbered_quotes(server: ScriptedServer) -> None:
         "Students with high grades receive scholarships each semester. [1] "
         "The dean signs each scholarship decision [2].")))
     result = synthesize("Who gets a scholarship?", EN_QUOTES, server.client(), "en")
-    system, user = server.requests[0].body["messages"]
+    system, example, shown, user = server.requests[0].body["messages"]
     assert system["role"] == "system" and "English" in system["content"]
+    assert (example["role"], shown["role"]) == ("user", "assistant")  # one worked example
+    assert shown["content"].endswith("[2]") and "[1]" in shown["content"]
     assert "2 to 4 sentences" in system["content"] and "only" in system["content"]
     assert user["role"] == "user"
     assert f"[1] {EN_QUOTES[0].text}" in user["content"]

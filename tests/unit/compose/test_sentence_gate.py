@@ -71,6 +71,14 @@ def test_names_and_numbers_the_quote_never_states_drop_the_sentence() -> None:
     assert len(kept) == 1
 
 
+def test_a_sentence_mostly_of_its_own_words_is_dropped() -> None:
+    own = "Sibyl Vane fascinates every critic with her lovely voice and beauty. [1]"
+    kept, dropped = check_attribution(own, QUOTES)
+    assert kept == [] and dropped[0].reason == "6 of its 9 content words are not in [1]"
+    close = "Sibyl Vane, a young actress, plays Juliet every night in Holborn. [1]"
+    assert len(check_attribution(close, QUOTES)[0]) == 1
+
+
 def test_an_embedding_that_disagrees_drops_the_sentence() -> None:
     def agreement(claim: str, number: int) -> float:
         return 0.1 if "Juliet" in claim else 0.9
