@@ -290,3 +290,26 @@ def test_the_web_ui_asks_with_a_reader_and_says_who_read(
     page.click("#ask-button")  # the model answers from outside the quotes this time
     page.wait_for_selector("#reader-note:has-text('extractive answer stands')", timeout=30_000)
     assert "Canberra" not in page.inner_text("#answer-text")
+
+
+def test_serve_loads_its_reader_at_start_and_refuses_a_broken_one(home: Path,
+                                                                   tmp_path: Path) -> None:
+    from excerpt.errors import InputError
+
+    broken = tmp_path / "model.gguf"
+    broken.write_text("not a model", "utf-8")
+    ring = KeyRing.load(home / "keys.yaml")
+    for path in (broken, tmp_path / "absent.gguf"):
+        engine = Engine(home, Settings().with_(reader="local", reader_model=str(path)))
+        with pytest.raises(InputError, match=str(path.name)):
+            create_app(engine, ring)
+    if MODEL is not None:
+        from excerpt.compose.local_llm import open_local
+
+        engine = Engine(home, Settings().with_(reader="local", reader_model=str(MODEL),
+                                               reader_threads=2, reader_max_tokens=96))
+        create_app(engine, ring)
+        client = open_local(MODEL, 2, max_tokens=96, timeout_s=120.0)
+        assert engine.ask_options().reader == "local"
+        name, opened = engine._reader(engine.ask_options(), None)
+        assert name == "local" and opened is client  # the model serve loaded, every ask uses

@@ -70,11 +70,22 @@ _HTTP_KINDS = {400: "input", 404: "not_found", 405: "method_not_allowed", 413: "
 log = logging.getLogger(__name__)
 
 
+def warm_reader(settings: Any) -> None:
+    """The settings' reader opened once, now: a local model is loaded before the first ask (and
+    stays loaded, compose.local_llm), and a missing or broken model file stops ``serve`` at
+    start with its error instead of failing every ask."""
+    if settings.reader != "extractive":
+        from excerpt.compose.readers import open_reader
+
+        open_reader(settings.reader, settings)
+
+
 def create_app(engine: Engine, keys: KeyRing,
                ingest_roots: Sequence[Path] = ()) -> Any:
     """The FastAPI app over ``engine``, authenticating with ``keys``; admin keys may ingest
     server-side paths inside ``ingest_roots`` (none: no path ingestion at all)."""
 
+    warm_reader(engine.settings)
     # No /docs or /redoc from FastAPI: their pages load scripts from a CDN; /docs is ours.
     app = FastAPI(title="excerpt", version=version("excerpt"), docs_url=None, redoc_url=None,
                   dependencies=[Depends(no_nul)])
