@@ -22,7 +22,10 @@ each followed by the number of the passage it comes from, the quotes and the cit
    its Korean counterpart); the best candidates are still given and listed. So does a question
    whose focus (a name it gives, the thing a "what is" asks about) the collection never holds
    ("Who excavated Troy at Hisarlik?" over the Iliad: no node says Hisarlik), whatever the
-   score of sentences that share its other words.
+   score of sentences that share its other words. A view embedded by a model too slow to
+   rank sentences by (e5: :class:`excerpt.compose.extract.SlowEmbed`) has the opening
+   sentence embedded only when its lexical confidence is under ``min_confidence``: the
+   larger of the two (:func:`excerpt.compose.extract.confidence`) can then decide.
 """
 
 from __future__ import annotations
@@ -172,9 +175,10 @@ def compose(question: str, passages: Sequence[Passage], language: str = "en",
                    asked, weights, embed)
     ranked = _moving_on(ranked, said, min_confidence)
     first = opener(ranked)
-    if first and isinstance(embed, SlowEmbed):
-        slow_similarity(embed, first)
     best = confidence(first.features) if first else 0.0
+    if first and isinstance(embed, SlowEmbed) and best < min_confidence:
+        slow_similarity(embed, first)  # only when it can decide (module docstring, 5)
+        best = confidence(first.features)
     cautious = best < min_confidence or bool(asked.focus & absent)
     caution = CAUTION.get(language, CAUTION["en"])
     chosen = select_sentences(ranked, max_quotes, len(caution.split()) if cautious else 0)

@@ -12,6 +12,7 @@ import pytest
 
 from excerpt.compose.composer import Passage, compose
 from excerpt.compose.extract import (
+    SLOW_CHARS,
     SlowEmbed,
     candidates,
     confidence,
@@ -168,12 +169,50 @@ def test_a_slow_embedder_does_not_rank(shared_data: Callable[..., Path]) -> None
     passages = [article(shared_data, "제6조 (통산기간 및 연장)"),
                 article(shared_data, "제4조 (수업연한 및 재학연한)")]
     question = "휴학은 모두 합쳐 몇 년까지 가능한가요?"
-    texts: list[int] = []
+    texts: list[str] = []
 
     def counted(batch: Sequence[str]) -> tuple[Any, Any] | None:
-        texts.append(len(batch))
+        texts.extend(batch)
         return None
 
     plain = compose(question, passages, "ko")
     slow = compose(question, passages, "ko", embed=SlowEmbed(counted, 0.76))
-    assert slow.sentences == plain.sentences and texts == [1]
+    assert slow.sentences == plain.sentences and len(texts) == 1
+
+
+def test_a_slow_embedder_reads_the_openers_beginning(shared_data: Callable[..., Path]) -> None:
+    """An article sentence with its list items runs to 250 characters, 124 ms in e5 on 2 cores;
+    e5 reads its first SLOW_CHARS."""
+    passages = [article(shared_data, "제3조 (구성 및 자격) ① 평의원회")]
+    texts: list[str] = []
+
+    def counted(batch: Sequence[str]) -> tuple[Any, Any] | None:
+        texts.extend(batch)
+        return None
+
+    # min_confidence over any confidence: e5 is asked whatever the lexical share
+    composed = compose("평의원회에는 모두 몇 명이 있나요?", passages, "ko", min_confidence=2.0,
+                       embed=SlowEmbed(counted, 0.76))
+    assert len(composed.sentences[0][0]) > SLOW_CHARS
+    assert texts == [composed.sentences[0][0][:SLOW_CHARS]]
+
+
+def test_a_slow_embedder_is_asked_only_when_it_can_decide(
+        shared_data: Callable[..., Path]) -> None:
+    """The confidence with the opener's similarity is the larger of the two: when the lexical
+    share alone reaches min_confidence the answer is not cautious whatever e5 says, and e5
+    is not run."""
+    passages = [article(shared_data, "제6조 (통산기간 및 연장)")]
+    calls: list[int] = []
+
+    def counted(batch: Sequence[str]) -> tuple[Any, Any] | None:
+        calls.append(len(batch))
+        return None
+
+    question = "휴학은 모두 합쳐 몇 년까지 가능한가요?"
+    assert not compose(question, passages, "ko", min_confidence=0.0,
+                       embed=SlowEmbed(counted, 0.76)).cautious
+    assert calls == []
+    assert compose(question, passages, "ko", min_confidence=0.99,
+                   embed=SlowEmbed(counted, 0.76)).cautious
+    assert calls == [1]
