@@ -18,9 +18,12 @@ import pytest
 
 
 class ChatStandIn:
-    """``reply(prompt) -> content`` answers each request; ``prompts`` holds what was asked."""
+    """``reply(prompt) -> content`` answers each request; ``prompts`` holds what was asked. A
+    request with ``"stream": true`` is answered as OpenAI streams (server-sent events of a few
+    characters each, the usage last, then ``[DONE]``) unless ``streams`` is False (a server
+    that ignores the flag and answers with one JSON body)."""
 
-    def __init__(self, reply: Callable[[str], str]) -> None:
+    def __init__(self, reply: Callable[[str], str], streams: bool = True) -> None:
         self.prompts: list[str] = []
         stand_in = self
 
@@ -29,6 +32,9 @@ class ChatStandIn:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 prompt = body["messages"][-1]["content"]
                 stand_in.prompts.append(prompt)
+                if body.get("stream") and streams:
+                    self.stream(reply(prompt))
+                    return
                 data = json.dumps({"choices": [{"message": {
                     "role": "assistant", "content": reply(prompt)}}]}).encode()
                 self.send_response(200)
@@ -36,6 +42,19 @@ class ChatStandIn:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def stream(self, content: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()  # HTTP/1.0: the stream ends when the connection closes
+                chunks = [{"choices": [{"delta": {"content": content[i:i + 7]}}]}
+                          for i in range(0, len(content), 7)]
+                chunks.append({"choices": [], "usage": {"prompt_tokens": 50,
+                                                        "completion_tokens": len(chunks)}})
+                for chunk in chunks:
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

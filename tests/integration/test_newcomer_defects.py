@@ -334,5 +334,5 @@ def test_chat_options_name_the_unknown_field(service: tuple[str, str]) -> None:
         "excerpt": {"k": 3, "mode": "bm25"}})
     assert status == 400, answer
     assert (answer["error"]["param"], answer["error"]["message"]) == ("excerpt.k", (
-        "excerpt.k: k is not a field: the fields: mode, snapshot, snapshot_set, where, "
+        "excerpt.k: k is not a field: the fields: mode, reader, snapshot, snapshot_set, where, "
         "acl_tag, clearance, all_access"))

@@ -313,3 +313,21 @@ def test_serve_loads_its_reader_at_start_and_refuses_a_broken_one(home: Path,
         assert engine.ask_options().reader == "local"
         name, opened = engine._reader(engine.ask_options(), None)
         assert name == "local" and opened is client  # the model serve loaded, every ask uses
+
+
+@pytest.mark.parametrize("streams", [True, False])
+def test_the_openai_reader_streams_the_reply_as_the_server_writes_it(streams: bool) -> None:
+    from excerpt.compose.llm import LLMClient, LLMConfig
+
+    server = ChatStandIn(lambda _: SUPPORTED, streams=streams)
+    try:
+        client = LLMClient(LLMConfig(url=server.url, model="scripted"))
+        pieces = list(client.stream([{"role": "user", "content": QUESTION}]))
+    finally:
+        server.close()
+    assert "".join(pieces) == SUPPORTED
+    if streams:  # as the server wrote it, a few characters at a time, and its usage
+        assert len(pieces) > 10 and client.last_usage == {"prompt_tokens": 50,
+                                                          "completion_tokens": len(pieces)}
+    else:  # a server that ignores "stream" is read whole
+        assert pieces == [SUPPORTED]

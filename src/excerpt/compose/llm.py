@@ -43,7 +43,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,29 +159,56 @@ class LLMClient:
 
     def chat(self, messages: list[dict[str, str]]) -> str:
         """The content of the first choice's message for ``messages`` (role/content dicts)."""
-        body = json.dumps({"model": self.config.model, "messages": messages,
-                           "temperature": self.config.temperature,
-                           "max_tokens": self.config.max_tokens, "stream": False},
-                          ensure_ascii=False).encode("utf-8")
-        status, payload, retry_after = self._post(body)
-        if status == 429 or 500 <= status < 600:
-            time.sleep(retry_after if retry_after is not None else self.retry_backoff_s)
-            status, payload, retry_after = self._post(body)
-        if not 200 <= status < 300:
-            raise self._error(f"answered HTTP {status}: {_server_message(payload)}", status)
-        return self._content(payload)
+        response = self._answered(self._body(messages, stream=False), "application/json")
+        with response:
+            return self._content(self._read_all(response))
 
-    def _post(self, body: bytes) -> tuple[int, bytes, float | None]:
-        """(status, body, Retry-After seconds) of one POST; transport failures raise."""
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
-                   "User-Agent": "excerpt"}
+    def stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
+        """The reply's content as the server writes it (``"stream": true``: server-sent events
+        of ``choices[0].delta.content``, the usage in the last); a server that answers with
+        one JSON body instead is read whole."""
+        response = self._answered(self._body(messages, stream=True), "text/event-stream")
+        with response:
+            if "text/event-stream" not in response.headers.get("Content-Type", ""):
+                yield self._content(self._read_all(response))
+                return
+            self.last_usage = {}
+            for data in self._events(response):
+                if data == "[DONE]":
+                    return
+                piece = self._delta(data)
+                if piece:
+                    yield piece
+
+    def _body(self, messages: list[dict[str, str]], stream: bool) -> bytes:
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages,
+                                "temperature": self.config.temperature,
+                                "max_tokens": self.config.max_tokens, "stream": stream}
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+    def _answered(self, body: bytes, accept: str) -> Any:
+        """The open 2xx response to ``body``; a 429 or 5xx is retried once (module docstring),
+        any other status raises with the server's own message."""
+        sent = self._send(body, accept)
+        if isinstance(sent, tuple) and (sent[0] == 429 or 500 <= sent[0] < 600):
+            time.sleep(sent[2] if sent[2] is not None else self.retry_backoff_s)
+            sent = self._send(body, accept)
+        if isinstance(sent, tuple):
+            raise self._error(f"answered HTTP {sent[0]}: {_server_message(sent[1])}", sent[0])
+        return sent
+
+    def _send(self, body: bytes, accept: str) -> Any:
+        """The open response of one POST, or (status, body, Retry-After seconds) when the server
+        answered with an error status; transport failures raise."""
+        headers = {"Content-Type": "application/json", "Accept": accept, "User-Agent": "excerpt"}
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
         request = urllib.request.Request(self.config.endpoint, data=body, headers=headers,
                                          method="POST")
         try:
-            with self._opener.open(request, timeout=self.config.timeout_s) as response:
-                return response.status, response.read(), None
+            return self._opener.open(request, timeout=self.config.timeout_s)
         except urllib.error.HTTPError as exc:
             with exc:
                 return exc.code, _read(exc), _retry_after(exc.headers.get("Retry-After"))
@@ -193,6 +220,42 @@ class LLMClient:
             raise self._timeout() from None
         except (OSError, http.client.HTTPException) as exc:  # reset or cut short mid-response
             raise self._error(f"failed mid-request: {_reason(exc)}") from None
+
+    def _read_all(self, response: Any) -> bytes:
+        try:
+            data: bytes = response.read()
+        except TimeoutError:
+            raise self._timeout() from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._error(f"failed mid-request: {_reason(exc)}") from None
+        return data
+
+    def _events(self, response: Any) -> Iterator[str]:
+        """The ``data:`` payloads of a server-sent event stream, as they arrive."""
+        try:
+            for raw in response:
+                line = raw.decode("utf-8", errors="replace").strip()
+                if line.startswith("data:"):
+                    yield line[len("data:"):].strip()
+        except TimeoutError:
+            raise self._timeout() from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._error(f"failed mid-stream: {_reason(exc)}") from None
+
+    def _delta(self, data: str) -> str:
+        """One streamed chunk's content (its usage kept in ``last_usage``)."""
+        try:
+            chunk: Any = json.loads(data)
+        except json.JSONDecodeError:
+            raise self._error(f"streamed malformed JSON: {_snippet(data.encode())!r}") from None
+        if not isinstance(chunk, dict):
+            raise self._error(f"streamed malformed JSON: {_snippet(data.encode())!r}")
+        if isinstance(chunk.get("usage"), dict):
+            self.last_usage = {k: v for k, v in chunk["usage"].items() if isinstance(v, int)}
+        choices = chunk.get("choices") or [{}]
+        delta = choices[0].get("delta") if isinstance(choices[0], dict) else None
+        content = delta.get("content") if isinstance(delta, dict) else None
+        return content if isinstance(content, str) else ""
 
     def _content(self, payload: bytes) -> str:
         try:
