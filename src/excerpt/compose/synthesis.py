@@ -11,12 +11,12 @@ and a sentence is kept only if
    the whole sentence goes, not only the marker), and
 3. it shares at least ``MIN_SHARED`` distinct content tokens (excerpt's analyzer, each text in
    its detected language, stopwords removed) with at least one of the quotes it cites, and
-   ``MIN_COVERAGE`` of its content tokens are in the quotes it cites or the question (a small
-   model writes fluent sentences of its own words around two of the quote's: "Dorian forces
-   Basil to get rid of Basil's body by ordering Lord Henry to tell him why …"),
+   ``MIN_COVERAGE`` of its content tokens are in the quotes it cites (a small model writes
+   fluent sentences of its own words around two of the quote's: "Dorian forces Basil to get rid
+   of Basil's body by ordering Lord Henry to tell him why …"),
 4. every name (a capitalised word not opening the sentence) and every number it states is in
-   the quotes it cites or the question ("Sibyl Vane was a general who fought at Troy. [1]"
-   over a quote that never says Troy), and
+   the quotes it cites ("Sibyl Vane was a general who fought at Troy. [1]" over a quote that
+   never says Troy), and
 5. when the collection has a sentence embedder (``compose.extract.Embed``), its embedding
    agrees with that quote's: cosine >= ``MIN_AGREEMENT`` (two shared words are not enough for
    "The capital of Australia is Canberra. [3]" over a quote about a younger son's capital).
@@ -189,7 +189,7 @@ def synthesize(question: str, quotes: Sequence[Quote], client: ChatClient, langu
     if not quotes:
         return Synthesis("", (), (), "", client.model)
     started = time.perf_counter()
-    gate = SentenceGate(quotes, agreement, on_sentence, question)
+    gate = SentenceGate(quotes, agreement, on_sentence)
     messages = build_messages(question, quotes, language)
     stream: Callable[[list[dict[str, str]]], Iterator[str]] | None = getattr(client, "stream",
                                                                              None)
@@ -206,10 +206,11 @@ def synthesize(question: str, quotes: Sequence[Quote], client: ChatClient, langu
                      (time.perf_counter() - started) * 1000)
 
 
-def check_attribution(text: str, quotes: Sequence[Quote], agreement: Agreement | None = None,
-                      question: str = "") -> tuple[list[KeptSentence], list[DroppedSentence]]:
+def check_attribution(text: str, quotes: Sequence[Quote],
+                      agreement: Agreement | None = None) -> tuple[list[KeptSentence],
+                                                                   list[DroppedSentence]]:
     """Split ``text`` into sentences and sort them into kept and dropped (module docstring)."""
-    gate = SentenceGate(quotes, agreement, question=question)
+    gate = SentenceGate(quotes, agreement)
     gate.feed(text)
     return gate.close()
 
@@ -221,13 +222,11 @@ class SentenceGate:
     ``"… holds. [1]"``, still belong to it), so streamed and whole replies are judged alike."""
 
     def __init__(self, quotes: Sequence[Quote], agreement: Agreement | None = None,
-                 on_sentence: Callable[[KeptSentence], None] | None = None,
-                 question: str = "") -> None:
+                 on_sentence: Callable[[KeptSentence], None] | None = None) -> None:
         self.quotes = quotes
         self.quote_tokens = [frozenset(content_tokens(q.text)) for q in quotes]
         self.agreement = agreement
         self.on_sentence = on_sentence
-        self.question = question
         self.raw = ""
         self.judged = 0
         self.kept: list[KeptSentence] = []
@@ -248,8 +247,7 @@ class SentenceGate:
     def _judge(self, sentences: Sequence[str]) -> None:
         for sentence in sentences:
             self.judged += 1
-            verdict = judge_sentence(sentence, self.quotes, self.quote_tokens, self.agreement,
-                                     self.question)
+            verdict = judge_sentence(sentence, self.quotes, self.quote_tokens, self.agreement)
             if isinstance(verdict, DroppedSentence):
                 self.dropped.append(verdict)
                 continue
@@ -259,11 +257,9 @@ class SentenceGate:
 
 
 def judge_sentence(sentence: str, quotes: Sequence[Quote],
-                   quote_tokens: Sequence[frozenset[str]], agreement: Agreement | None = None,
-                   question: str = "") -> KeptSentence | DroppedSentence:
-    """One sentence of a reply, kept (rewritten canonically) or dropped with the reason. What
-    the ``question`` names may be restated ("Hector kills Patroclus. [3]" when it asked who
-    kills Patroclus and the quote says "Hector slew him")."""
+                   quote_tokens: Sequence[frozenset[str]],
+                   agreement: Agreement | None = None) -> KeptSentence | DroppedSentence:
+    """One sentence of a reply, kept (rewritten canonically) or dropped with the reason."""
     sentence = _LIST_PREFIX.sub("", sentence)
     cites = _cited_numbers(sentence)
     claim = " ".join(_MARKER.sub(" ", sentence).split())
@@ -278,9 +274,9 @@ def judge_sentence(sentence: str, quotes: Sequence[Quote],
     if not support:
         return DroppedSentence(sentence,
                                f"shares < {MIN_SHARED} content words with {_markers(cites)}")
-    if unquoted := _unquoted_names(claim, [question, *(quotes[n - 1].text for n in cites)]):
+    if unquoted := _unquoted_names(claim, [quotes[n - 1].text for n in cites]):
         return DroppedSentence(sentence, f"{', '.join(unquoted)} not in {_markers(cites)}")
-    held = frozenset(content_tokens(question)).union(*(quote_tokens[n - 1] for n in cites))
+    held = frozenset().union(*(quote_tokens[n - 1] for n in cites))
     if tokens and len(tokens & held) < MIN_COVERAGE * len(tokens):
         return DroppedSentence(sentence, f"{len(tokens - held)} of its {len(tokens)} content "
                                          f"words are not in {_markers(cites)}")

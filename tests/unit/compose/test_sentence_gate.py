@@ -71,19 +71,6 @@ def test_names_and_numbers_the_quote_never_states_drop_the_sentence() -> None:
     assert len(kept) == 1
 
 
-def test_what_the_question_names_may_be_restated() -> None:
-    claim = "Lord Henry says influence is immoral because it gives a person one's soul. [1]"
-    quote = [Quote("dorian:9", "All influence is immoral, because to influence a person is to "
-                               "give him one's own soul.", 0.8, 0)]
-    assert check_attribution(claim, quote)[0] == []  # Lord Henry is named by neither
-    kept, _ = check_attribution(claim, quote, question="What does Lord Henry say about "
-                                                       "influence?")
-    assert [k.cites for k in kept] == [(1,)]
-    canberra = "The capital of Australia is Canberra. [1]"
-    assert check_attribution(canberra, quote, question="What is the capital of Australia?"
-                             )[0] == []
-
-
 def test_a_sentence_mostly_of_its_own_words_is_dropped() -> None:
     own = "Sibyl Vane fascinates every critic with her lovely voice and beauty. [1]"
     kept, dropped = check_attribution(own, QUOTES)
