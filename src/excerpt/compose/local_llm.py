@@ -192,7 +192,8 @@ class LocalChat:
 
     def stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
         """The reply's pieces as they are generated. Closing the iterator early stops
-        generation at the next token."""
+        generation at the next token (``last_usage`` then counts the pieces it gave, and no
+        prompt tokens: llama.cpp reports them with the last chunk)."""
         deadline = time.monotonic() + self.timeout_s
         model = self._model
         if not model.lock.acquire(timeout=self.timeout_s):
@@ -224,11 +225,17 @@ class LocalChat:
         except BaseException:
             model.lock.release()
             raise
+        pieces, finished = 0, False
         try:
             while (item := self._next(chunks, deadline)) is not _DONE:
-                yield from self._pieces(item)
+                for piece in self._pieces(item):
+                    pieces += 1
+                    yield piece
+            finished = True
         finally:
             cancel.set()
+            if not finished:  # cut short by the caller: what it had, one piece a token
+                self.last_usage = {"prompt_tokens": 0, "completion_tokens": pieces}
 
     def _next(self, chunks: queue.SimpleQueue[object], deadline: float) -> object:
         try:

@@ -52,14 +52,17 @@ from excerpt.compose.sentences import split_sentences
 from excerpt.errors import ServiceError
 
 __all__ = ["CONCEPTS_PROMPT", "EXAMPLE_ANSWER", "EXAMPLE_QUESTION", "MAX_CONCEPTS",
-           "MIN_AGREEMENT", "MIN_COVERAGE", "MIN_SHARED", "SYSTEM_PROMPT", "Agreement",
-           "ChatClient", "DroppedSentence", "KeptSentence", "SentenceGate", "Synthesis",
-           "build_messages", "check_attribution", "extract_concepts", "quote_agreement",
-           "synthesize"]
+           "MAX_SENTENCES", "MIN_AGREEMENT", "MIN_COVERAGE", "MIN_SHARED", "SYSTEM_PROMPT",
+           "Agreement", "ChatClient", "DroppedSentence", "KeptSentence", "SentenceGate",
+           "Synthesis", "build_messages", "check_attribution", "extract_concepts",
+           "quote_agreement", "synthesize"]
 
 log = logging.getLogger(__name__)
 
 MIN_SHARED = 2
+MAX_SENTENCES = 5
+"""Sentences of a reply judged at most: the prompt asks for 2-4, and a model that goes on is
+stopped (SmolLM2-135M wrote 384 tokens, 24 s, of repetition)."""
 MIN_COVERAGE = 0.8
 MIN_AGREEMENT = 0.4
 MAX_CONCEPTS = 5
@@ -193,12 +196,21 @@ def synthesize(question: str, quotes: Sequence[Quote], client: ChatClient, langu
     messages = build_messages(question, quotes, language)
     stream: Callable[[list[dict[str, str]]], Iterator[str]] | None = getattr(client, "stream",
                                                                              None)
-    if stream is not None and on_sentence is not None:
-        for piece in stream(messages):
-            gate.feed(piece)
-    else:
+    cut = False
+    if stream is None:
         gate.feed(client.chat(messages))
-    kept, dropped = gate.close()
+    else:
+        pieces = stream(messages)
+        try:
+            for piece in pieces:
+                gate.feed(piece)
+                if cut := gate.judged >= MAX_SENTENCES:  # asked for 2-4: the rest is rambling
+                    break
+        finally:
+            close = getattr(pieces, "close", None)
+            if close is not None:
+                close()  # a local model stops generating at its next token
+    kept, dropped = gate.close(cut)
     usage: dict[str, Any] = getattr(client, "last_usage", None) or {}
     return Synthesis(" ".join(k.text for k in kept), tuple(kept), tuple(dropped), gate.raw,
                      client.model, int(usage.get("prompt_tokens", 0)),
@@ -240,8 +252,11 @@ class SentenceGate:
             complete -= 1  # only markers (or part of one) after the last stop: not yet begun
         self._judge(sentences[self.judged:max(complete, self.judged)])
 
-    def close(self) -> tuple[list[KeptSentence], list[DroppedSentence]]:
-        self._judge(split_sentences(_attach_trailing_markers(self.raw))[self.judged:])
+    def close(self, cut: bool = False) -> tuple[list[KeptSentence], list[DroppedSentence]]:
+        """The verdicts; the sentence still being written is judged too unless the reply was
+        ``cut`` short (it would be a fragment)."""
+        if not cut:
+            self._judge(split_sentences(_attach_trailing_markers(self.raw))[self.judged:])
         return self.kept, self.dropped
 
     def _judge(self, sentences: Sequence[str]) -> None:

@@ -122,3 +122,20 @@ def test_a_model_failing_mid_stream_reaches_the_caller() -> None:
         synthesize("Who is Sibyl Vane?", QUOTES, Streaming(REPLY, fail_after=20), "en",
                    on_sentence=lambda k: seen.append(k.text))
     assert seen  # what was judged before the failure had already been passed on
+
+
+def test_a_rambling_model_is_stopped_after_five_sentences() -> None:
+    class Rambling(Streaming):
+        closed = False
+
+        def stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
+            try:
+                while True:
+                    yield "Lord Henry tells Dorian that all influence is immoral. [2] "
+            finally:
+                self.closed = True
+
+    model = Rambling(REPLY)
+    result = synthesize("What does Lord Henry say?", QUOTES, model, "en")
+    assert model.closed and len(result.kept) + len(result.dropped) == 5
+    assert result.raw.endswith("[2] ")  # no fragment of a sixth sentence judged
