@@ -192,8 +192,8 @@ class LocalChat:
 
     def stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
         """The reply's pieces as they are generated. Closing the iterator early stops
-        generation at the next token (``last_usage`` then counts the pieces it gave, and no
-        prompt tokens: llama.cpp reports them with the last chunk)."""
+        generation at the next token (``last_usage`` then counts the pieces it gave, and the
+        prompt's tokens by excerpt's own counter: llama.cpp reports its count only at the end)."""
         deadline = time.monotonic() + self.timeout_s
         model = self._model
         if not model.lock.acquire(timeout=self.timeout_s):
@@ -235,7 +235,8 @@ class LocalChat:
         finally:
             cancel.set()
             if not finished:  # cut short by the caller: what it had, one piece a token
-                self.last_usage = {"prompt_tokens": 0, "completion_tokens": pieces}
+                self.last_usage = {"prompt_tokens": _estimate(messages),
+                                   "completion_tokens": pieces}
 
     def _next(self, chunks: queue.SimpleQueue[object], deadline: float) -> object:
         try:
@@ -270,6 +271,12 @@ class LocalChat:
 _models: dict[tuple[str, int, int], _Model] = {}
 _chats: dict[tuple[str, int, int, int, float], LocalChat] = {}
 _open_lock = threading.Lock()
+
+
+def _estimate(messages: list[dict[str, str]]) -> int:
+    from excerpt.tokens import count_tokens
+
+    return sum(count_tokens(m.get("content", "")) for m in messages)
 
 
 def open_local(path: str | Path, threads: int | None = None, context: int = 4096,
