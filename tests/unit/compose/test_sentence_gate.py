@@ -139,3 +139,16 @@ def test_a_rambling_model_is_stopped_after_five_sentences() -> None:
     result = synthesize("What does Lord Henry say?", QUOTES, model, "en")
     assert model.closed and len(result.kept) + len(result.dropped) == 5
     assert result.raw.endswith("[2] ")  # no fragment of a sixth sentence judged
+
+
+def test_the_prompt_stays_within_its_budget_and_the_check_reads_whole_quotes() -> None:
+    from excerpt.compose.synthesis import MAX_PROMPT_TOKENS, build_messages
+    from excerpt.tokens import count_tokens
+
+    article = ("② 휴학 중인 학생은 장학금을 받을 수 없다. " * 60) + "다만 군 휴학은 예외로 한다."
+    quotes = [Quote(f"reg:{i}", article, 0.9, i) for i in range(4)]
+    messages = build_messages("휴학 중에 장학금을 받을 수 있나요?", quotes, "ko")
+    assert sum(count_tokens(m["content"]) for m in messages) <= MAX_PROMPT_TOKENS + 20
+    assert "다만 군 휴학은" not in messages[-1]["content"]  # cut, with "…"
+    kept, _ = check_attribution("다만 군 휴학은 예외로 한다. [1]", quotes)
+    assert len(kept) == 1  # what the cut left out still supports a sentence
