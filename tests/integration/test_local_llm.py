@@ -71,6 +71,34 @@ def test_stream_gives_the_same_reply_in_pieces(chat: LocalChat) -> None:
     assert chat.last_usage == usage
 
 
+def test_the_runtime_listens_on_no_tcp_port(chat: LocalChat) -> None:
+    """llama.cpp's HTTP API (always started by xllamacpp) is a Unix socket only this user may
+    reach, not a loopback port where any local user could read /health and /v1/models."""
+    import os
+    import stat
+
+    address = chat._model.server.listening_address
+    assert address.startswith("unix://"), address
+    folder = Path(address.removeprefix("unix://")).parent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:  # the listing's own descriptor is gone by now
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(int(link[len("socket:["):-1]))
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            for row in list(rows)[1:]:
+                fields = row.split()
+                if fields[3] == "0A" and int(fields[9]) in inodes:  # LISTEN, this process's
+                    listening.append(fields[1])
+    assert listening == []
+
+
 def test_open_local_loads_once(chat: LocalChat, model: Path) -> None:
     import os
 

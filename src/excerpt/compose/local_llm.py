@@ -22,21 +22,25 @@ Nothing is downloaded, ever. The file is checked before llama.cpp sees it; error
   interrupted while it reads the prompt, so a stopped generation may hold the model until its
   first token; the caller gets its error at the deadline all the same.
 
-Quirks of the runtime, handled here: ``xllamacpp.Server`` always serves llama.cpp's HTTP API on
-a random loopback port, with no key and every CORS origin allowed; it is given a random API key
-that nobody is told. Its streaming is a callback on llama.cpp's thread that stops generation by
+Quirks of the runtime, handled here: ``xllamacpp.Server`` always serves llama.cpp's HTTP API
+(by default on a random loopback port, with no key and every CORS origin allowed); it listens on
+a Unix socket in a folder only this user may enter instead, and has a random API key that
+nobody is told. Its streaming is a callback on llama.cpp's thread that stops generation by
 returning True; generation runs on a worker thread feeding a queue, which makes the iterator and
 the deadline possible. Errors arrive as a chunk ``{"error": {...}}``, not as exceptions.
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import mmap
 import os
 import queue
 import secrets
+import shutil
 import struct
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -305,6 +309,15 @@ def open_local(path: str | Path, threads: int | None = None, context: int = 4096
         return chat
 
 
+def _private_socket() -> Path:
+    """A Unix socket path in a folder only this user may enter (mkdtemp: mode 0700), removed at
+    exit: llama.cpp's server listens there instead of on a loopback TCP port, where any local
+    user could read its /health and /v1/models (the model's path)."""
+    folder = Path(tempfile.mkdtemp(prefix="excerpt-llm-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder / "llama.sock"
+
+
 def _load(path: Path, threads: int, context: int) -> _Model:
     if not path.is_file():
         raise InputError(f"no model file at {path}")
@@ -331,7 +344,8 @@ def _load(path: Path, threads: int, context: int) -> _Model:
     params.sampling.top_k = 1
     params.sampling.seed = SEED
     params.verbosity = -1                                   # llama.cpp's log off
-    params.api_keys = [secrets.token_hex(16)]              # its loopback HTTP API: locked
+    params.api_keys = [secrets.token_hex(16)]              # its HTTP API: locked, and
+    params.hostnames = [str(_private_socket())]            # on no TCP port at all
     params.n_threads_http = 1
     params.endpoint_slots = False
     params.ui = False
