@@ -168,10 +168,8 @@ class AskPipeline:
                            self.embed(question) if self.embed else None, options.said,
                            weights.absent if weights is not None else frozenset())
         timings["compose"] = _ms(t)
-        synthesis = self._synthesize(question, composed, language, timings, on_sentence)
-        reader = self._reader_json(synthesis, composed)
-        if not reader["fell_back"] and synthesis:  # a model only adds: its sentences first
-            composed = replace(composed, answer=f"{synthesis['answer']}\n\n{composed.answer}")
+        composed, synthesis, reader = self._read(question, composed, language, timings,
+                                                 on_sentence)
         if recorder:
             cited = {c.node_id for c in composed.citations}
             recorder.synthesis(composed.answer,
@@ -237,6 +235,17 @@ class AskPipeline:
                     options.mmr_lambda)
         timings["mmr"] = _ms(t)
         return [documents[i] for i in order]
+
+    def _read(self, question: str, composed: ComposedAnswer, language: str,
+              timings: dict[str, float], on_sentence: Callable[[KeptSentence], None] | None
+              ) -> tuple[ComposedAnswer, dict[str, Any] | None, dict[str, Any]]:
+        """The reader's turn: (the answer, the synthesis JSON, the reader JSON). A model only
+        adds: its checked sentences open the answer and the extractive answer follows."""
+        synthesis = self._synthesize(question, composed, language, timings, on_sentence)
+        reader = self._reader_json(synthesis, composed)
+        if not reader["fell_back"] and synthesis:
+            composed = replace(composed, answer=f"{synthesis['answer']}\n\n{composed.answer}")
+        return composed, synthesis, reader
 
     def _synthesize(self, question: str, composed: ComposedAnswer, language: str,
                     timings: dict[str, float],
