@@ -69,7 +69,7 @@ def test_ctrl_c_ends_the_watch_cleanly(tmp_path: Path) -> None:
         [sys.executable, "-c", RUN, "--home", str(home), "sync", str(folder), "--collection",
          "docs", "--embedder", "none", "--watch", "--debounce", "100", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=_interactive)
     assert proc.stdout is not None
     try:
         first = json.loads(proc.stdout.readline())
@@ -93,6 +93,12 @@ def test_ctrl_c_ends_the_watch_cleanly(tmp_path: Path) -> None:
     assert sorted(store.source_states("docs")) == ["sync:notes/a.txt", "sync:notes/b.txt"]
     assert all(r.status == "completed" for r in store.runs())
     store.close()
+
+
+def _interactive() -> None:
+    """Ctrl-C as a terminal delivers it: a test run started in the background (``cmd &``
+    without job control) ignores SIGINT, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _line_within(proc: subprocess.Popen[str], seconds: float) -> str:
