@@ -205,8 +205,9 @@ def test_requests_name_a_reader_never_a_model_file(service: tuple[str, str],
     url, key = service
     status, answer = call(f"{url}/v1/ask", key, {"question": QUESTION, "collection": "demo",
                                                  **body})
-    assert status == 400, answer
-    assert "/tmp/model.gguf" not in json.dumps(answer) or "reader_model" in json.dumps(answer)
+    assert status == 400 and answer["kind"] == "input", answer
+    field = "reader_model" if "reader_model" in body else "reader"
+    assert answer["error"].startswith(f"{field}") and "/tmp/model.gguf" not in answer["error"]
 
 
 def read_events(response: Any) -> list[tuple[str, dict[str, Any]]]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 from excerpt.errors import InputError
 
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["READERS", "ReaderName", "check_reader", "chosen_reader", "open_reader"]
 
-READERS = ("extractive", "openai", "local")
 ReaderName = Literal["extractive", "openai", "local"]
+READERS: tuple[str, ...] = get_args(ReaderName)  # the request bodies' type and the CLI's choice
 
 
 def check_reader(name: str) -> str:

@@ -64,13 +64,14 @@ from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
 from excerpt.server.stream import StreamWork, ask_events
 from excerpt.server.uploads import MAX_UPLOAD, Uploads, inside_roots, receive, staged, upload_name
+from excerpt.settings import Settings
 from excerpt.types import Filters, Principal, SearchMode, check_where
 
 _HTTP_KINDS = {400: "input", 404: "not_found", 405: "method_not_allowed", 413: "input"}
 log = logging.getLogger(__name__)
 
 
-def warm_reader(settings: Any) -> None:
+def warm_reader(settings: Settings) -> None:
     """The settings' reader opened once, now: a local model is loaded before the first ask (and
     stays loaded, compose.local_llm), and a missing or broken model file stops ``serve`` at
     start with its error instead of failing every ask."""
