@@ -28,22 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.engine import Engine
+from excerpt.evaluate.metrics import latency_summary
 from excerpt.evaluate.qa import evaluate_qa, load_qa
-from excerpt.evaluate.qa_metrics import missing_facts, sentence_support, strip_marks
+from excerpt.evaluate.qa_metrics import missing_facts, ratio, sentence_support, strip_marks
 from excerpt.evaluate.runs import git_commit
 from excerpt.settings import Settings
 
 QA = Path(__file__).resolve().parent / "qa"
 COLLECTIONS = {"books": "books", "regulations": "regulations", "manuals": "manuals"}
-
-
-def _share(numbers: list[float]) -> float | None:
-    return sum(numbers) / len(numbers) if numbers else None
-
-
-def _p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
 def model_figures(report: dict[str, Any], questions: dict[str, Any]) -> dict[str, Any]:
@@ -63,10 +55,11 @@ def model_figures(report: dict[str, Any], questions: dict[str, Any]) -> dict[str
         elif text:
             unanswered_kept += 1
         supported += sentence_support(text, quotes) if text else []
-    return {"model": _share([float(not r["reader"]["fell_back"]) for r in rows]),
-            "model_stated": _share(stated), "model_cite": _share([float(s) for s in supported]),
+    return {"model": ratio(sum(not r["reader"]["fell_back"] for r in rows), len(rows)),
+            "model_stated": ratio(sum(stated), len(stated)),
+            "model_cite": ratio(sum(supported), len(supported)),
             "kept": kept, "dropped": dropped, "unans_kept": unanswered_kept,
-            "tokens_p95": _p(tokens, 0.95)}
+            "tokens_p95": latency_summary(tokens)["p95"]}
 
 
 def _cell(value: Any) -> str:
