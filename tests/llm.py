@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from excerpt.compose.readers import READERS as READERS
+
 
 class ChatStandIn:
     """``reply(prompt) -> content`` answers each request; ``prompts`` holds what was asked. A
@@ -74,9 +76,9 @@ class ChatStandIn:
         self.httpd.shutdown()
 
 
-READERS = ("extractive", "openai", "local")
-"""Every reader, for the tests that must hold whoever reads (seed 000 and seed 003)."""
 
+# READERS (re-exported): every reader, for the tests that must hold whoever reads (seed 000 and
+# seed 003); a reader added to the product joins them and needs a reader_client here.
 SMOLLM2 = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
