@@ -115,7 +115,7 @@ def _keep(cache: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
     cache[key] = value
 
 
-def _save(folder: Path, name: str, array: npt.NDArray[Any]) -> None:
+def save_array(folder: Path, name: str, array: npt.NDArray[Any]) -> None:
     with open(folder / name, "wb") as fh:
         np.save(fh, array, allow_pickle=False)
         fh.flush()
@@ -168,9 +168,9 @@ def write_segment(
         ("label_indptr.npy", label_indptr),
         ("label_ids.npy", label_ids),
     ):
-        _save(folder, name, arr)
+        save_array(folder, name, arr)
     if vectors is not None:
-        _save(folder, "vectors.npy", np.ascontiguousarray(vectors, dtype=np.float32))
+        save_array(folder, "vectors.npy", np.ascontiguousarray(vectors, dtype=np.float32))
     indexed = vectors is not None and ann is not None and build_ann(folder, vectors, ann)
     full_meta = {
         **meta,
@@ -201,9 +201,11 @@ def _write_edges(folder: Path, ids: Sequence[str],
                          minlength=len(ids))
     indptr = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    _save(folder, "edge_indptr.npy", indptr)
-    _save(folder, "edge_to.npy", np.asarray([target_id[t] for _, _, t in kept], dtype=np.int32))
-    _save(folder, "edge_rel.npy", np.asarray([rel_id[r] for _, r, _ in kept], dtype=np.int16))
+    save_array(folder, "edge_indptr.npy", indptr)
+    save_array(folder, "edge_to.npy",
+               np.asarray([target_id[t] for _, _, t in kept], dtype=np.int32))
+    save_array(folder, "edge_rel.npy",
+               np.asarray([rel_id[r] for _, r, _ in kept], dtype=np.int16))
     (folder / "edge_targets.txt").write_text("\n".join(targets), encoding="utf-8")
     return relations
 

@@ -1,0 +1,99 @@
+"""Merged segments (store/merge.py): the rows of several segments written as one are exactly
+what one segment written from all their rows holds, rights, edges and vectors included."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from excerpt.errors import StoreError
+from excerpt.store.merge import members, merge_segments
+from excerpt.store.segment import Segment, write_segment
+from excerpt.types import Principal
+
+ARRAYS = ("post_indptr.npy", "post_docs.npy", "post_tf.npy", "doc_len.npy", "blk_indptr.npy",
+          "blk_ids.npy", "blk_start.npy", "blk_max_tf.npy", "blk_min_len.npy", "acl_indptr.npy",
+          "acl_ids.npy", "label_indptr.npy", "label_ids.npy", "edge_indptr.npy", "edge_to.npy",
+          "edge_rel.npy", "vectors.npy")
+TEXTS = ("ids.txt", "terms.txt", "edge_targets.txt")
+KEYS = ("nodes", "terms", "postings", "total_length", "acl_tags", "classification_labels",
+        "dim", "relations", "block_shift", "analyzer", "embed_model")
+
+
+def rows(seed: int, n: int, prefix: str) -> dict[str, list]:  # type: ignore[type-arg]
+    """``n`` nodes of Zipf-like tokens, some tagged, some labelled, some with edges."""
+    rng = random.Random(seed)
+    vocab = [f"t{i}" for i in range(60)]
+    ids = [f"{prefix}{i:04d}" for i in range(n)]
+    tokens = [rng.choices(vocab, weights=[1 / (r + 1) for r in range(60)], k=rng.randint(1, 40))
+              for _ in ids]
+    acl = [tuple(rng.sample(["hr", "eng", "ops"], rng.randint(0, 2))) for _ in ids]
+    labels = [tuple(rng.sample(["secret", "internal"], rng.randint(0, 1))) for _ in ids]
+    edges = [(i, rng.choice(["cites", "calls"]), rng.choice([*ids, "outside:x"]))
+             for i in ids if rng.random() < 0.3]
+    vectors = np.asarray([[rng.random() for _ in range(4)] for _ in ids], dtype=np.float32)
+    return {"ids": ids, "tokens": tokens, "acl": acl, "labels": labels, "edges": edges,
+            "vectors": vectors}
+
+
+def write(folder: Path, parts: list[dict[str, list]]) -> None:  # type: ignore[type-arg]
+    write_segment(folder, [i for p in parts for i in p["ids"]],
+                  [t for p in parts for t in p["tokens"]], [a for p in parts for a in p["acl"]],
+                  [lab for p in parts for lab in p["labels"]],
+                  np.concatenate([p["vectors"] for p in parts]),
+                  {"analyzer": "v", "embed_model": "m"},
+                  [e for p in parts for e in p["edges"]], block_shift=3, long_postings=8)
+
+
+def test_a_merge_writes_what_one_segment_of_all_the_rows_holds(tmp_path: Path) -> None:
+    parts = [rows(1, 30, "a"), rows(2, 1, "b"), rows(3, 45, "c")]
+    inputs = []
+    for i, part in enumerate(parts):
+        write(tmp_path / f"in{i}", [part])
+        inputs.append(Segment(tmp_path / f"in{i}", f"snap{i}"))
+    got = merge_segments(tmp_path / "merged", inputs, long_postings=8)
+    write(tmp_path / "whole", parts)
+    assert got == [("snap0", 0, 30), ("snap1", 30, 1), ("snap2", 31, 45)]
+    merged, whole = Segment(tmp_path / "merged", "m"), Segment(tmp_path / "whole", "w")
+    for name in ARRAYS:
+        expected = np.load(tmp_path / "whole" / name)
+        found = np.load(tmp_path / "merged" / name)
+        assert found.dtype == expected.dtype, name
+        np.testing.assert_array_equal(found, expected, err_msg=name)
+    for name in TEXTS:
+        assert (tmp_path / "merged" / name).read_text() == (tmp_path / "whole" / name).read_text()
+    assert {k: merged.meta[k] for k in KEYS} == {k: whole.meta[k] for k in KEYS}
+    for who in (Principal.anonymous(), Principal(acl_tags=frozenset({"hr"})),
+                Principal(acl_tags=frozenset({"eng", "ops"}), clearances=frozenset({"secret"}))):
+        assert merged.visible(who).tolist() == whole.visible(who).tolist()
+    assert members(merged) == got and members(inputs[0]) == [("snap0", 0, 30)]
+
+
+def test_merged_segments_merge_again_and_keep_every_snapshot_in_order(tmp_path: Path) -> None:
+    parts = [rows(i, 5 + i, f"p{i}") for i in range(4)]
+    for i, part in enumerate(parts):
+        write(tmp_path / f"in{i}", [part])
+    seg = [Segment(tmp_path / f"in{i}", f"s{i}") for i in range(4)]
+    merge_segments(tmp_path / "m01", seg[:2])
+    merge_segments(tmp_path / "m23", seg[2:])
+    got = merge_segments(tmp_path / "all", [Segment(tmp_path / "m01", "x"),
+                                            Segment(tmp_path / "m23", "y")])
+    assert got == [("s0", 0, 5), ("s1", 5, 6), ("s2", 11, 7), ("s3", 18, 8)]
+    write(tmp_path / "whole", parts)
+    for name in ("post_docs.npy", "post_tf.npy", "edge_to.npy", "acl_ids.npy"):
+        np.testing.assert_array_equal(np.load(tmp_path / "all" / name),
+                                      np.load(tmp_path / "whole" / name), err_msg=name)
+
+
+def test_segments_of_different_embedding_models_are_not_merged(tmp_path: Path) -> None:
+    part = rows(1, 3, "a")
+    write(tmp_path / "a", [part])
+    write_segment(tmp_path / "b", ["z"], [["t1"]], [()], [()], None,
+                  {"analyzer": "v", "embed_model": None})
+    with pytest.raises(StoreError, match="cannot be merged"):
+        merge_segments(tmp_path / "m", [Segment(tmp_path / "a", "a"),
+                                        Segment(tmp_path / "b", "b")])
+    assert not (tmp_path / "m").exists()
