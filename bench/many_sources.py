@@ -1,0 +1,212 @@
+"""A folder of many files synced (one source, one snapshot per file) against the same text
+imported once (issue 30).
+
+Run:  .venv/bin/python bench/many_sources.py [--files 1000,10000] [--corpus synthetic|manuals]
+                                              [--embedder none|minilm] [--queries 200]
+
+For each count, the same folder goes into two fresh homes: ``excerpt ingest`` (one import, one
+segment) and ``excerpt sync`` (one snapshot per file). Measured on both, one after the other
+in this process and the same machine:
+
+* warm search p50 / p95 through the Python API, BM25 and hybrid (``--embedder none``: hybrid
+  is BM25 alone), the queries cycled from words of the corpus;
+* cold search through the CLI (a new process: ``excerpt search``), median of 3;
+* this process's open descriptors and segment maps, and its resident memory, after searching;
+* the sync home only: initial sync, an unchanged re-sync, 100 files changed and re-synced, and
+  the collection deleted (``collections delete --yes``, a new process).
+
+``--corpus synthetic``: 120 words a file from a small vocabulary (as issue 30 first measured);
+``manuals``: the HTML sections of the Debian manuals installed under /usr/share/doc (each
+file's paragraphs cut into files of about 120 words, cycled when more files are asked for than
+the manuals hold). Prints one JSON object and a table of sync/import ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import random
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from excerpt.engine import Engine
+from excerpt.evaluate.metrics import latency_summary
+from excerpt.evaluate.qa_metrics import ratio
+from excerpt.sync import SyncOptions
+from excerpt.types import Filters, Principal
+from open_files import descriptors, maps
+
+WORDS_PER_FILE = 120
+CHANGED = 100
+MANUALS = Path("/usr/share/doc")
+_TAG = re.compile(r"<[^>]+>")
+_BLOCK = re.compile(r"<(?:p|li|pre|dd|td)[^>]*>(.*?)</(?:p|li|pre|dd|td)>", re.S | re.I)
+
+
+def synthetic_texts(files: int) -> list[str]:
+    rng = random.Random(0)
+    vocab = [f"w{i}" for i in range(5000)]
+    return [f"# Note {i}\n\n" + " ".join(rng.choices(vocab, k=WORDS_PER_FILE)) + f" note{i}.\n"
+            for i in range(files)]
+
+
+def manual_paragraphs() -> list[str]:
+    """Paragraphs of every installed HTML manual, in path order (deterministic)."""
+    out = []
+    for page in sorted(MANUALS.glob("*/html/**/*.html")):
+        raw = page.read_text("utf-8", errors="replace")
+        for block in _BLOCK.findall(raw):
+            text = " ".join(html.unescape(_TAG.sub(" ", block)).split())
+            if len(text.split()) >= 8:
+                out.append(text)
+    return out
+
+
+def manual_texts(files: int) -> list[str]:
+    """Files of about ``WORDS_PER_FILE`` words made of whole manual paragraphs."""
+    paragraphs = manual_paragraphs()
+    if not paragraphs:
+        raise SystemExit(f"no HTML manuals under {MANUALS}: use --corpus synthetic")
+    texts, at = [], 0
+    for i in range(files):
+        body: list[str] = []
+        while sum(len(p.split()) for p in body) < WORDS_PER_FILE:
+            body.append(paragraphs[at % len(paragraphs)])
+            at += 1
+        texts.append(f"# Section {i}\n\n" + "\n\n".join(body) + "\n")
+    return texts
+
+
+def write_folder(folder: Path, texts: list[str]) -> None:
+    folder.mkdir(parents=True)
+    for i, text in enumerate(texts):
+        sub = folder / f"d{i // 1000:03d}"  # folders of 1,000, as people keep them
+        sub.mkdir(exist_ok=True)
+        (sub / f"f{i:06d}.md").write_text(text, "utf-8")
+
+
+def queries_from(texts: list[str], n: int) -> list[str]:
+    rng = random.Random(1)
+    out = []
+    for _ in range(n):
+        words = [w for w in re.findall(r"[A-Za-z]{4,}", rng.choice(texts)) if w.lower() != "note"]
+        out.append(" ".join(rng.sample(words, min(3, len(words)))) or "note")
+    return out
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status", encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def warm(home: Path, queries: list[str]) -> dict[str, Any]:
+    engine = Engine(home)
+    filters, admin = Filters(collection="notes"), Principal.admin()
+    out: dict[str, Any] = {}
+    for mode in ("bm25", "hybrid"):
+        for query in queries[:10]:  # segments opened, caches filled
+            engine.search(query, filters, admin, mode, 10)
+        times = []
+        for query in queries:
+            started = time.perf_counter()
+            engine.search(query, filters, admin, mode, 10)
+            times.append((time.perf_counter() - started) * 1000)
+        summary = latency_summary(times)
+        out[mode] = {"p50_ms": round(summary["p50"], 2), "p95_ms": round(summary["p95"], 2)}
+    out.update(fds=descriptors(), maps=maps(), rss_mb=round(rss_mb(), 1))
+    engine.close()
+    return out
+
+
+def cli(home: Path, *args: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "excerpt", "--home", str(home), *args],
+                   check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def cold_search(home: Path, query: str) -> float:
+    return statistics.median(cli(home, "search", query, "--collection", "notes", "--mode",
+                                 "bm25") for _ in range(3))
+
+
+def timed(work: Any) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
+def one_count(root: Path, texts: list[str], embedder: str, n_queries: int) -> dict[str, Any]:
+    folder = root / "notes"
+    write_folder(folder, texts)
+    queries = queries_from(texts, n_queries)
+    imported, synced = root / "import-home", root / "sync-home"
+    out: dict[str, Any] = {"files": len(texts)}
+    engine = Engine(imported)
+    out["import_s"] = round(timed(lambda: engine.ingest(folder, collection="notes",
+                                                        embedder=embedder)), 2)
+    engine.close()
+    out["import"] = {**warm(imported, queries), "cli_search_s": round(cold_search(
+        imported, queries[0]), 2)}
+    options = SyncOptions(collection="notes", embedder=embedder)
+    engine = Engine(synced)
+    out["sync_s"] = round(timed(lambda: engine.sync(folder, options)), 2)
+    out["resync_unchanged_s"] = round(timed(lambda: engine.sync(folder, options)), 2)
+    for path in sorted(folder.rglob("*.md"))[:CHANGED]:
+        path.write_text(path.read_text("utf-8") + "\nChanged once more.\n", "utf-8")
+    out["resync_100_changed_s"] = round(timed(lambda: engine.sync(folder, options)), 2)
+    engine.close()
+    out["sync"] = {**warm(synced, queries), "cli_search_s": round(cold_search(
+        synced, queries[0]), 2)}
+    out["delete_s"] = round(cli(synced, "collections", "delete", "notes", "--yes"), 2)
+    return out
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| files | mode | import p50 / p95 ms | sync p50 / p95 ms | p95 ratio |",
+             "|---|---|---|---|---|"]
+    for row in rows:
+        for mode in ("bm25", "hybrid"):
+            a, s = row["import"][mode], row["sync"][mode]
+            times = ratio(s["p95_ms"], a["p95_ms"]) or 0.0
+            lines.append(f"| {row['files']:,} | {mode} | {a['p50_ms']} / {a['p95_ms']} | "
+                         f"{s['p50_ms']} / {s['p95_ms']} | {times:.1f}x |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", default="1000", help="comma-separated file counts")
+    parser.add_argument("--corpus", default="synthetic", choices=("synthetic", "manuals"))
+    parser.add_argument("--embedder", default="none", choices=("none", "minilm"))
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    rows = []
+    for count in (int(c) for c in args.files.split(",")):
+        texts = (synthetic_texts if args.corpus == "synthetic" else manual_texts)(count)
+        root = Path(tempfile.mkdtemp(prefix="excerpt-bench-many-"))
+        try:
+            rows.append(one_count(root, texts, args.embedder, args.queries))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        print(json.dumps({"corpus": args.corpus, "embedder": args.embedder, **rows[-1]}),
+              flush=True)
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
