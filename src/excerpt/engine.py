@@ -196,14 +196,16 @@ class Engine:
 
     def sync(self, folder: Path | str, options: SyncOptions | None = None,
              progress: Progress | None = None,
-             remembered: dict[str, tuple[str, str]] | None = None) -> SyncResult:
+             remembered: dict[str, tuple[str, str]] | None = None,
+             on_wait: Callable[[str], None] | None = None) -> SyncResult:
         """Make a collection mirror ``folder``: one pass of :mod:`excerpt.sync` (new and
-        changed files imported, unchanged ones skipped by hash, deleted ones retired)."""
+        changed files imported, unchanged ones skipped by hash, deleted ones retired), one
+        sync of a collection at a time (``on_wait``: told whom a second one waits for)."""
         from excerpt.ingest.pipeline import no_progress
         from excerpt.sync import SyncOptions, sync_folder
 
         return sync_folder(self._importer(), Path(folder), options or SyncOptions(),
-                           progress or no_progress, remembered)
+                           progress or no_progress, remembered, on_wait)
 
     def _importer(self) -> Importer:
         from excerpt.ingest.pipeline import Importer

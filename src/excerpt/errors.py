@@ -8,8 +8,10 @@
     ├── DependencyError          exit 1   an optional component is missing (says how to install)
     ├── ServiceError             exit 1   a remote service (the optional LLM endpoint) failed or
     │                                     answered badly; ``status`` is its HTTP status if any
-    └── UnavailableError         exit 1   the process is out of a resource for now (open files):
-                                          HTTP 503; other requests and a later retry may succeed
+    ├── UnavailableError         exit 1   the process is out of a resource for now (open files):
+    │                                     HTTP 503; other requests and a later retry may succeed
+    └── BusyError                exit 1   another process holds the work asked for (a sync of the
+                                          same collection): HTTP 409, says who holds it
 
 Usage errors (a wrong option) are click's and exit 2.
 """
@@ -56,6 +58,10 @@ class ServiceError(ExcerptError):
 
 class UnavailableError(ExcerptError):
     kind = "unavailable"
+
+
+class BusyError(ExcerptError):
+    kind = "busy"
 
 
 EXHAUSTED = {errno.EMFILE: "too many open files in this process",

@@ -60,6 +60,8 @@ class SyncOptions:
     embedder: str = "auto"
     name: str | None = None
     roots: tuple[Path, ...] | None = None
+    wait: bool = True
+    """When another sync holds the collection: wait for it (else BusyError at once)."""
 
 
 @dataclass(frozen=True)
@@ -126,12 +128,15 @@ class _Plan:
 
 def sync_folder(importer: Importer, folder: Path, options: SyncOptions,
                 progress: Progress = no_progress,
-                remembered: dict[str, tuple[str, str]] | None = None) -> SyncResult:
+                remembered: dict[str, tuple[str, str]] | None = None,
+                on_wait: Callable[[str], None] | None = None) -> SyncResult:
     """One pass making ``options.collection`` mirror ``folder`` (see the module docstring).
 
     ``remembered`` (source -> (hash, reason)): failures of earlier passes of this process; a
     file that failed with the same content is reported again without another import run
-    (``--watch`` passes it, so a broken file is not re-parsed on every change elsewhere)."""
+    (``--watch`` passes it, so a broken file is not re-parsed on every change elsewhere).
+    The pass holds the collection's sync lock (store/locks.py): a second sync of it waits
+    (``on_wait`` is told whom for) or, with ``options.wait`` false, raises BusyError."""
     started = time.perf_counter()
     if options.embedder not in EMBEDDERS:
         raise InputError(f"unknown embedder {options.embedder!r}; choose one of {EMBEDDERS}")
@@ -139,9 +144,10 @@ def sync_folder(importer: Importer, folder: Path, options: SyncOptions,
         raise InputError(f"{folder}: not a folder (excerpt sync mirrors a folder)")
     name = folder_name(folder, options.name)
     result = SyncResult(options.collection, name)
-    plan = _plan(importer, folder, name, options, result, progress)
-    _import(importer, plan, name, options, result, progress, remembered)
-    _retire(importer, name, options.collection, plan.seen, result)
+    with importer.store.sync_lock(options.collection, options.wait, on_wait):
+        plan = _plan(importer, folder, name, options, result, progress)
+        _import(importer, plan, name, options, result, progress, remembered)
+        _retire(importer, name, options.collection, plan.seen, result)
     result.seconds = time.perf_counter() - started
     return result
 

@@ -107,3 +107,21 @@ def test_the_same_upload_again_is_unchanged(service: tuple[str, dict[str, str], 
     status, again = call(f"{url}/v1/ingest?{query}", keys["ivy"], body, method="POST")
     assert (status, again["status"], again["snapshot_id"]) == (200, "unchanged",
                                                                 first["snapshot_id"])
+
+
+def test_a_sync_while_another_runs_is_409_naming_no_server_path(
+        service: tuple[str, dict[str, str], Path]) -> None:
+    """A web request does not wait for another sync of its collection (store/locks.py): 409
+    ``busy`` at once, and the same upload goes through once the other ends."""
+    from excerpt.store.sqlite import SQLiteStore
+
+    url, keys, home = service
+    holder = SQLiteStore(home)
+    with holder.sync_lock("busy-docs", wait=False):
+        status, body = sync(url, keys["ivy"], deflated(FILES), collection="busy-docs")
+        assert (status, body["kind"]) == (409, "busy"), body
+        assert "a sync of collection 'busy-docs' is already running" in body["error"]
+        assert str(home) not in body["error"]
+    status, body = sync(url, keys["ivy"], deflated(FILES), collection="busy-docs")
+    assert (status, body["added"]) == (200, 3)
+    holder.close()

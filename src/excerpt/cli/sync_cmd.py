@@ -41,23 +41,28 @@ from excerpt.sync import SyncOptions, SyncResult, watch_folder
 @click.option("--debounce", type=click.IntRange(min=10), default=500, show_default=True,
               metavar="MS", help="With --watch: sync once no file has changed for MS "
                                  "milliseconds.")
+@click.option("--no-wait", is_flag=True,
+              help="When another sync of COLLECTION is running, fail at once (saying who "
+                   "runs it) instead of waiting for it to end.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @json_option
 @click.pass_context
 @handles_errors
 def sync(ctx: click.Context, folder: Path, collection: str, name: str | None, fmt: str,
          acl_tags: tuple[str, ...], labels: tuple[str, ...], embedder: str, watch: bool,
-         debounce: int, no_progress: bool) -> None:
+         debounce: int, no_wait: bool, no_progress: bool) -> None:
     """Make COLLECTION mirror FOLDER: new and changed files become new snapshots (one source
     per file), unchanged files cost only their hash, deleted files leave the latest view."""
     engine: Engine = ctx.obj["engine"]
     options = SyncOptions(collection=collection, fmt=fmt, acl_tags=acl_tags,
-                          classification_labels=labels, embedder=embedder, name=name)
+                          classification_labels=labels, embedder=embedder, name=name,
+                          wait=not no_wait)
     remembered: dict[str, tuple[str, str]] = {}
 
     def once() -> SyncResult:
         with progress_bar(not no_progress and not watch) as update:
-            return engine.sync(folder, options, update, remembered)
+            return engine.sync(folder, options, update, remembered,
+                               lambda message: click.echo(f"excerpt: {message}", err=True))
 
     def report(result: SyncResult) -> None:
         emit(ctx, result.to_json(), lambda: _human(result))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from excerpt.errors import (
+    BusyError,
     DependencyError,
     ExcerptError,
     InputError,
@@ -20,7 +21,7 @@ from excerpt.errors import (
 
 _STATUS: tuple[tuple[type[ExcerptError], int], ...] = (
     (InputError, 400), (NotFoundError, 404), (DependencyError, 503), (ServiceError, 502),
-    (UnavailableError, 503))
+    (UnavailableError, 503), (BusyError, 409))
 ADVICE = "try again later; the server's operator may raise its open files limit (ulimit -n)"
 INTERNAL = {"error": "internal error", "kind": "internal"}
 log = logging.getLogger("excerpt.server.app")

@@ -17,6 +17,7 @@ _MEANING = {
     401: "No key, an unknown key or a revoked key",
     403: "The key's role or rights do not allow this (all_access needs an admin key)",
     404: "No such collection, snapshot or set (or one the key may not see)",
+    409: "Another process holds this work (a sync of the same collection): retry when it ends",
     502: "A remote service the server calls (an LLM endpoint) failed",
     503: "The server cannot read its API keys, or a component is not installed",
 }

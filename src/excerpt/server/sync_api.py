@@ -42,7 +42,7 @@ MAX_FILES = 20_000
 def mount(app: FastAPI, engine: Engine, uploads: Uploads, caller: Callable[..., Any]) -> None:
     """Add ``POST /v1/sync`` to ``app``; ``caller`` is the app's key dependency."""
 
-    @app.post("/v1/sync", responses=errors(400, 401, 403, 404, 503))
+    @app.post("/v1/sync", responses=errors(400, 401, 403, 404, 409, 503))
     async def sync(request: Request, collection: str = "default",
                    name: str | None = Query(None, min_length=1),
                    format: str = Query("auto", pattern=choice(FORMATS)),
@@ -63,7 +63,7 @@ def mount(app: FastAPI, engine: Engine, uploads: Uploads, caller: Callable[..., 
             await receive(request.stream(), folder / "folder.zip", MAX_UPLOAD)
             options = SyncOptions(collection=collection, fmt=format, acl_tags=tuple(acl_tag),
                                   classification_labels=tuple(classification),
-                                  embedder=embedder)
+                                  embedder=embedder, wait=False)
             result = await run_in_threadpool(_unpack_and_sync, engine, folder, name, options)
         except ExcerptError as exc:  # its message names the upload, never the folder
             raise renamed(renamed(exc, folder / "tree", shown), folder, "folder.zip") from None

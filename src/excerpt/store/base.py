@@ -15,7 +15,8 @@ its half-built segment is removed; nothing of it was ever visible.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -176,6 +177,13 @@ class Store(VectorStoreCache, Protocol):
 
     def retired_sources(self, collection: str) -> list[str]:
         """The retired sources of ``collection``, sorted."""
+        ...
+
+    def sync_lock(self, collection: str, wait: bool,
+                  on_wait: Callable[[str], None] | None = None
+                  ) -> AbstractContextManager[None]:
+        """Held by a sync of ``collection`` for its whole pass (store/locks.py): a second one
+        waits (``on_wait`` told whom for) or, with ``wait`` false, raises BusyError."""
         ...
 
     def create_set(self, collection: str, name: str, snapshot_ids: Sequence[str]) -> None: ...

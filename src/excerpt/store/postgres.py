@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from excerpt.errors import DependencyError, InputError, StoreError
+from excerpt.errors import BusyError, DependencyError, InputError, StoreError
 from excerpt.store._records import RecordQueries
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.deletion import delete_statements
+from excerpt.store.locks import lock_key
 from excerpt.store.pg_hnsw import HnswConfig, ensure_indexes
 from excerpt.store.pg_where import metadata_test
 from excerpt.store.segment import Segment
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 from excerpt.types import Edge, IngestIssue, Node
 
 RUN_LOCK = 7_316_002  # first key of the advisory lock an import run holds: (RUN_LOCK, run_id)
+SYNC_LOCK = 7_316_003  # first key of a sync's lock on its collection: (SYNC_LOCK, digest)
 
 
 def _iso(column: str) -> str:
@@ -182,6 +184,44 @@ class PostgresStore(SourceRecords, RecordQueries):
 
     def staging_dir(self, run_id: int) -> Path:
         return self.scratch / "pg-staging" / f"run-{run_id}"
+
+    @contextmanager
+    def sync_lock(self, collection: str, wait: bool,
+                  on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        """A session advisory lock on (SYNC_LOCK, the collection's digest), on a connection
+        of its own: every machine syncing into this database sees it, and the server drops
+        it when the holder's session ends, killed or not (store/locks.py)."""
+        psycopg, _ = _psycopg()
+        key = int(lock_key(collection)[:7], 16)  # fits the lock's int4 second key
+        what = f"a sync of collection {collection!r}"
+        try:
+            conn = psycopg.connect(self.url, autocommit=True)
+        except self._errors as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+        try:
+            if not conn.execute("SELECT pg_try_advisory_lock(%s, %s)",
+                                (SYNC_LOCK, key)).fetchone()[0]:
+                holder = self._lock_holder(conn, key)
+                if not wait:
+                    raise BusyError(f"{what} is already running ({holder}); try again when "
+                                    "it ends")
+                if on_wait is not None:
+                    on_wait(f"waiting for {what} to end ({holder})")
+                conn.execute("SELECT pg_advisory_lock(%s, %s)", (SYNC_LOCK, key))
+            yield
+        finally:
+            conn.close()  # the session lock goes with the session
+
+    @staticmethod
+    def _lock_holder(conn: Any, key: int) -> str:
+        row = conn.execute(
+            "SELECT a.pid, coalesce(host(a.client_addr), 'local'), "
+            f"{_iso('a.backend_start')} FROM pg_locks l JOIN pg_stat_activity a "
+            "ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.classid = %s "
+            "AND l.objid = %s AND l.granted", (SYNC_LOCK, key)).fetchone()
+        if row is None:
+            return "another session"
+        return f"PostgreSQL session {row[0]} from {row[1]}, since {row[2]}"
 
     def publish(self, run_id: int, payload: SnapshotPayload, seconds: float) -> SnapshotInfo:
         """Make the run's snapshot visible: all of it in one transaction, or none of it."""

@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,6 +26,7 @@ from excerpt.errors import InputError, NotFoundError, StoreError
 from excerpt.store._records import RecordQueries
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.deletion import delete_statements
+from excerpt.store.locks import file_lock, lock_key
 from excerpt.store.maps import OpenMaps
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
@@ -296,6 +297,12 @@ class SQLiteStore(SourceRecords, RecordQueries):
             conn.executemany(
                 "INSERT OR IGNORE INTO retired_sources VALUES (?, ?, ?)",
                 [(collection, source, now()) for source in sources])
+
+    def sync_lock(self, collection: str, wait: bool,
+                  on_wait: Callable[[str], None] | None = None
+                  ) -> AbstractContextManager[None]:
+        path = self.home / "locks" / f"sync-{lock_key(collection)}.lock"
+        return file_lock(path, f"a sync of collection {collection!r}", wait, on_wait)
 
     def delete_snapshots(self, collection: str, snapshot_ids: Sequence[str],
                          drop_collection: bool = False) -> None:
