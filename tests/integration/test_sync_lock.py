@@ -104,9 +104,9 @@ def test_a_killed_holder_leaves_no_lock(where: tuple[str, str], tmp_path: Path) 
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         store = open_store(*where, tmp_path / "scratch")
-        with pytest.raises(BusyError, match=f"process {proc.pid}|PostgreSQL session"):
-            with store.sync_lock("docs", wait=False):
-                pass
+        with (pytest.raises(BusyError, match=f"process {proc.pid}|PostgreSQL session"),
+              store.sync_lock("docs", wait=False)):
+            pass
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         with store.sync_lock("docs", wait=True):  # the kernel / the server let it go
