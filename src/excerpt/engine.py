@@ -303,7 +303,7 @@ class Engine:
                                self.settings.expansion_weight)
         top, k_reason = self._top_k(k, plan.top_k)
         if mode != "bm25":
-            for model in sorted({m for p in view.parts if (m := p.info.embed_model)}):
+            for model in sorted({m for p in view.parts if (m := p.embed_model)}):
                 self._warm_embedder(model)
         t2 = time.perf_counter()
         timings["analyze"] = (t2 - t1) * 1000
@@ -338,7 +338,7 @@ class Engine:
         k = top
         applied = {
             "collection": filters.collection,
-            "snapshot_ids": [info.snapshot_id for info in self.access.seen(view)],
+            "snapshot_ids": self.access.seen_ids(view),
             **({"snapshot_id": filters.snapshot_id} if filters.snapshot_id else {}),
             **({"snapshot_set": filters.snapshot_set} if filters.snapshot_set else {}),
             **({"metadata": dict(filters.metadata)} if filters.metadata else {}),
@@ -355,8 +355,8 @@ class Engine:
             "notes": notes,
             **({"multi_hop": hop_report.to_json()} if hop_report is not None else {}),
         }
-        snapshot_of = [p.info.snapshot_id for p in view.parts]
-        ranking = [(i, s, snapshot_of[p]) for p, _, i, s in ranked]  # unpacked: no getattr
+        ranking = [(c.id, c.score, view.parts[c.part].info_at(c.ordinal).snapshot_id)
+                   for c in ranked]
         if self._trace_log and fetch:
             from excerpt.provenance.trace import search_entry
 
@@ -488,7 +488,7 @@ class Engine:
     def _sentence_embed(self, view: View, question: str) -> Embed | None:
         from excerpt.compose.extract import view_embed
 
-        return view_embed([p.info.embed_model for p in view.parts], self._warm_embedder, question)
+        return view_embed([p.embed_model for p in view.parts], self._warm_embedder, question)
 
     def _rerank(self, view: View, query: str, ranked: list[Candidate], top: int, name: str,
                 pinned: int) -> list[Candidate]:
@@ -698,15 +698,9 @@ class Engine:
         return self._warm[model]
 
     def _fetch(self, view: View, ranked: Sequence[Candidate]) -> list[Hit]:
-        by_part: dict[int, list[Candidate]] = {}
-        for c in ranked:
-            by_part.setdefault(c.part, []).append(c)
-        nodes: dict[tuple[int, int], Node] = {}
-        for part, cands in by_part.items():
-            sid = view.parts[part].info.snapshot_id
-            fetched = self.store.nodes_by_ordinal(sid, [c.ordinal for c in cands])
-            nodes.update({(part, c.ordinal): n for c, n in zip(cands, fetched, strict=True)})
-        return [
-            Hit(nodes[(c.part, c.ordinal)], c.score, view.parts[c.part].info.snapshot_id)
-            for c in ranked
-        ]
+        """The ranked nodes, read in one query (a merged segment's hits belong to many
+        snapshots: each is read where the store keeps it, as (snapshot, ordinal))."""
+        places: list[tuple[str, int]] = [view.parts[c.part].local(c.ordinal) for c in ranked]
+        nodes = self.store.nodes_at(places)
+        return [Hit(node, c.score, place[0])
+                for c, node, place in zip(ranked, nodes, places, strict=True)]

@@ -53,6 +53,11 @@ class Settings:
              "past it the least recently read snapshots' files are closed, and mapped again "
              "when read (the same results). Files under 256 KB are read into memory and hold "
              "no descriptor.")
+    merge_factor: int = _setting(
+        10, "Segments that merge: when this many segments of a collection are of one size "
+            "level (1, 10, 100 ... rows), they are merged into one, at the end of every sync "
+            "pass and by `excerpt merge`; so a folder of many files is searched as fast as one "
+            "import of the same text. 0: never merge.")
     pg_dense_index: str = _setting(
         "exact", "PostgreSQL store: semantic search scans every visible vector ('exact') or "
                  "walks an HNSW index ('hnsw': pgvector iterative scans keep the caller's "

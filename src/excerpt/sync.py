@@ -42,6 +42,7 @@ from excerpt.ingest.pipeline import (
     no_progress,
 )
 from excerpt.names import plain_name
+from excerpt.store.ann import AnnConfig
 
 __all__ = ["SOURCE_PREFIX", "SyncFailure", "SyncOptions", "SyncResult", "sync_folder",
            "sync_source", "watch_folder"]
@@ -85,6 +86,8 @@ class SyncResult:
     deleted: list[str] = field(default_factory=list)
     failed: list[SyncFailure] = field(default_factory=list)
     snapshots: dict[str, str] = field(default_factory=dict)
+    merges: int = 0
+    """Segment merges the pass ran when it ended (store/compaction.py)."""
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -95,7 +98,7 @@ class SyncResult:
             "failed": len(self.failed), "seconds": round(self.seconds, 3),
             "files": {"added": self.added, "changed": self.changed, "deleted": self.deleted},
             "failures": [f.to_json() for f in self.failed],
-            "snapshots": self.snapshots,
+            "snapshots": self.snapshots, "merges": self.merges,
         }
 
     def summary(self) -> str:
@@ -148,6 +151,11 @@ def sync_folder(importer: Importer, folder: Path, options: SyncOptions,
         plan = _plan(importer, folder, name, options, result, progress)
         _import(importer, plan, name, options, result, progress, remembered)
         _retire(importer, name, options.collection, plan.seen, result)
+        factor = importer.settings.merge_factor
+        if factor and (result.added or result.changed or result.deleted):
+            result.merges = importer.store.merge(
+                options.collection, AnnConfig.from_settings(importer.settings), progress,
+                factor)
     result.seconds = time.perf_counter() - started
     return result
 

@@ -64,14 +64,17 @@ def excerpt(home: Path, *args: str, files: int | None = None) -> subprocess.Comp
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``notes``: 300 synced Markdown files (BM25 only); ``other``: 20 more, embedded."""
+    """``notes``: 300 synced Markdown files (BM25 only); ``other``: 20 more, embedded; never
+    merged (``merge_factor`` 0), so that a view reads one segment per file: the most maps a
+    store can be asked for (a merged folder is read as a few segments, test_segment_merges)."""
     root = tmp_path_factory.mktemp("open-files")
     write_notes(root / "notes", FILES, 0)
     write_notes(root / "other", 20, 1)
     home = root / "home"
+    (root / "never.toml").write_text("merge_factor = 0\n", "utf-8")
     for name, embedder in (("notes", "none"), ("other", "minilm")):
-        run = excerpt(home, "sync", str(root / name), "--collection", name, "--embedder",
-                      embedder, "--json")
+        run = excerpt(home, "--settings", str(root / "never.toml"), "sync", str(root / name),
+                      "--collection", name, "--embedder", embedder, "--json")
         assert run.returncode == 0, run.stderr[-2000:]
     return home
 

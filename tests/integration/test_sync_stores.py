@@ -88,3 +88,21 @@ def test_ingest_no_op_on_both_stores(where: tuple[str, str], tmp_path: Path) -> 
     assert again.snapshot_id == first.snapshot_id
     assert len(engine.store.snapshots("docs")) == 1
     engine.close()
+
+
+def test_nodes_at_reads_many_snapshots_nodes_in_the_order_asked(
+        where: tuple[str, str], tmp_path: Path) -> None:
+    """A search's hits in a merged segment belong to many snapshots: ``nodes_at`` reads them
+    in one go, in the order asked, past one statement's worth (PLACES_AT_ONCE) too."""
+    folder = tmp_path / "notes"
+    for name, text in FILES.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    engine = engine_on(where, tmp_path)
+    engine.sync(folder, OPTIONS)
+    places = [(s.snapshot_id, o) for s in engine.store.latest_snapshots("docs")
+              for o in range(s.nodes)]
+    asked = list(reversed(places)) * 90  # 270 places, repeats included
+    expected = [engine.store.nodes_by_ordinal(sid, [o])[0] for sid, o in asked]
+    assert engine.store.nodes_at(asked) == expected and len(expected) == 270
+    assert engine.store.nodes_at([]) == []

@@ -20,23 +20,24 @@ from excerpt.retrieve.citations import named_nodes
 from excerpt.retrieve.dense import QueryEmbedder, node_vectors, search_dense
 from excerpt.retrieve.lexical import bm25_scores, idf_weights, search_bm25
 from excerpt.retrieve.multihop import MultiHopResult, multi_hop
-from excerpt.retrieve.view import Candidate, Shadows, View, ViewPart, build_view, shadowed
+from excerpt.retrieve.view import Candidate, Layout, View, ViewPart, build_view, lay_out
 from excerpt.settings import Settings
 from excerpt.store.ann import AnnConfig
-from excerpt.store.base import SnapshotInfo, Store
+from excerpt.store.base import SnapshotInfo, Store, ViewKey, view_key
 from excerpt.types import Edge, IdfWeights, Node, Principal
 
 SHADOW_VIEWS = 64
-"""How many views' shadowed nodes an access remembers (a view changes only on import)."""
+"""How many views' layouts (segments grouped, shadowed nodes) an access remembers (a view
+changes only on import)."""
 
 _T = TypeVar("_T")
 
 
-def _per_view(cache: dict[tuple[str, ...], _T], snapshots: Sequence[SnapshotInfo],
-              make: Callable[[tuple[str, ...]], _T]) -> _T:
+def _per_view(cache: dict[ViewKey, _T], snapshots: Sequence[SnapshotInfo],
+              make: Callable[[ViewKey], _T]) -> _T:
     """``make(ids)`` once per set of snapshots (which never change), the oldest of
     ``SHADOW_VIEWS`` remembered sets forgotten first."""
-    key = tuple(sorted(s.snapshot_id for s in snapshots))
+    key = view_key(snapshots)
     if key not in cache:
         if len(cache) >= SHADOW_VIEWS:
             cache.pop(next(iter(cache)))
@@ -75,6 +76,10 @@ class Access(Protocol):
 
     def seen(self, view: Any) -> list[SnapshotInfo]:
         """The view's snapshots the caller may see a node of: the only ones ever named to it."""
+        ...
+
+    def seen_ids(self, view: Any) -> list[str]:
+        """The ids of :meth:`seen`, in its order."""
         ...
 
     def seen_snapshots(self, snapshots: Sequence[SnapshotInfo],
@@ -160,25 +165,31 @@ class SegmentAccess:
         self.ann = ann  # how IVF indexes are probed
         self._graphs: dict[str, dict[str, list[Edge]]] = {}
         self._incoming: dict[str, dict[str, list[Edge]]] = {}
-        self._shadows: dict[tuple[str, ...], Shadows] = {}
+        self._layouts: dict[ViewKey, tuple[int, Layout]] = {}
 
     def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
              metadata: Mapping[str, Any]) -> View:
-        return build_view(self.store, snapshots, principal, metadata, self.shadows(snapshots))
+        return build_view(self.store, snapshots, principal, metadata, self.layout(snapshots))
 
-    def shadows(self, snapshots: Sequence[SnapshotInfo]) -> Shadows:
-        """Shadowed nodes of a view (retrieve/view.py), once per set of snapshots: snapshots
-        never change, so neither does what they shadow."""
-        return _per_view(self._shadows, snapshots,
-                         lambda ids: shadowed(self.store, snapshots) if len(ids) > 1 else {})
+    def layout(self, snapshots: Sequence[SnapshotInfo]) -> Layout:
+        """The view's segments and what each holds of it (retrieve/view.py ``lay_out``), once
+        per set of snapshots while the store keeps them where they are (a merge moves them:
+        ``store.segment_generation``)."""
+        generation = self.store.segment_generation
+        found = _per_view(self._layouts, snapshots,
+                          lambda ids: (generation, lay_out(self.store, snapshots)))
+        if found[0] != generation:
+            found = self._layouts[view_key(snapshots)] = (generation,
+                                                           lay_out(self.store, snapshots))
+        return found[1]
 
     def notes(self, view: View) -> list[str]:
-        stale = [f"snapshot {p.info.snapshot_id} was indexed with analyzer version "
+        stale = [f"snapshot {i.snapshot_id} was indexed with analyzer version "
                  f"{p.segment.meta.get('analyzer')} (now {ANALYZER_VERSION}): re-ingest it so "
                  "its tokens match the query's" for p in view.parts
-                 if p.seen and p.segment.meta.get("analyzer") != ANALYZER_VERSION]
-        walked = [p.info.snapshot_id for p in view.parts
-                  if p.seen and p.info.snapshot_id in view.approximate]
+                 if p.segment.meta.get("analyzer") != ANALYZER_VERSION for i in p.seen_infos]
+        walked = [_named(view.parts[i].seen_infos) for i in view.approximate
+                  if view.parts[i].seen]
         if walked:
             stale.append("semantic ranking is approximate (IVF index) in snapshot(s) "
                          + ", ".join(walked))
@@ -187,18 +198,25 @@ class SegmentAccess:
     def seen(self, view: View) -> list[SnapshotInfo]:
         return view.seen
 
+    def seen_ids(self, view: View) -> list[str]:
+        return list(view.seen_ids) if view.seen_ids is not None else [
+            i.snapshot_id for i in view.seen]
+
     def seen_snapshots(self, snapshots: Sequence[SnapshotInfo],
                        principal: Principal) -> set[str]:
         return {s.snapshot_id for s in snapshots if principal.all_access
-                or bool(self.store.segment(s.snapshot_id).visible(principal).any())}
+                or bool(self._rows(s.snapshot_id, principal).any())}
+
+    def _rows(self, snapshot_id: str, principal: Principal) -> npt.NDArray[np.bool_]:
+        """What ``principal`` may see of the snapshot's own rows, in its node order."""
+        return self.store.segment(snapshot_id).visible_in(snapshot_id, principal)
 
     def snapshot_counts(self, snapshots: Sequence[SnapshotInfo], principal: Principal
                         ) -> dict[str, tuple[int, int, int]]:
         out: dict[str, tuple[int, int, int]] = {}
         for info in snapshots:
             sid = info.snapshot_id
-            mask = (None if principal.all_access
-                    else self.store.segment(sid).visible(principal))
+            mask = None if principal.all_access else self._rows(sid, principal)
             if mask is None or mask.all():
                 out[sid] = (info.documents, info.nodes, info.edges)
             elif mask.any():
@@ -209,8 +227,9 @@ class SegmentAccess:
         """Counts of a snapshot the caller sees part of, read from the store (its rows are
         in ordinal order, as the mask)."""
         documents = self.store.node_documents(sid)
-        ids = self.store.segment(sid).ids
-        visible = {ids[o] for o in np.flatnonzero(mask).tolist()}
+        seg = self.store.segment(sid)
+        first, _ = seg.member_range(sid)
+        visible = {seg.ids[first + o] for o in np.flatnonzero(mask).tolist()}
         edges = sum(1 for from_id in self.store.edge_sources(sid) if from_id in visible)
         return (len({d for d, m in zip(documents, mask.tolist(), strict=True) if m}),
                 len(visible), edges)
@@ -243,16 +262,16 @@ class SegmentAccess:
 
     def visible_texts(self, view: View, ids: Sequence[str]) -> dict[str, str]:
         graph = _SegmentGraph(self, view)
-        wanted: dict[int, list[tuple[str, int]]] = {}
+        wanted: dict[str, list[tuple[str, int]]] = {}
         for node_id in ids:
             parts = graph.holders(node_id)
             if parts:
-                ordinal = view.parts[parts[0]].segment.ordinal_of[node_id]
-                wanted.setdefault(parts[0], []).append((node_id, ordinal))
+                part = view.parts[parts[0]]
+                sid, local = part.local(_row(part, node_id))
+                wanted.setdefault(sid, []).append((node_id, local))
         texts: dict[str, str] = {}
-        for part, pairs in wanted.items():
-            nodes = self.store.nodes_by_ordinal(view.parts[part].info.snapshot_id,
-                                                [o for _, o in pairs])
+        for sid, pairs in wanted.items():
+            nodes = self.store.nodes_by_ordinal(sid, [o for _, o in pairs])
             texts.update({node_id: n.text for (node_id, _), n in zip(pairs, nodes, strict=True)})
         return texts
 
@@ -261,11 +280,14 @@ class SegmentAccess:
         if not parts:
             return []
         part = view.parts[parts[0]]
-        ordinal = part.segment.ordinal_of[node_id]
-        near = range(max(0, ordinal - n), min(part.segment.size, ordinal + n + 1))
-        shown = [o for o in near if part.mask[o]]
-        nodes = self.store.nodes_by_ordinal(part.info.snapshot_id, shown)
-        document = nodes[shown.index(ordinal)].document_id
+        ordinal = _row(part, node_id)
+        sid, local = part.local(ordinal)
+        first = ordinal - local  # the snapshot's rows: its nodes' neighbours are its own
+        end = first + part.segment.member_range(sid)[1]
+        near = range(max(first, ordinal - n), min(end, ordinal + n + 1))
+        shown = [o - first for o in near if part.mask[o]]
+        nodes = self.store.nodes_by_ordinal(sid, shown)
+        document = nodes[shown.index(local)].document_id
         return [node for node in nodes if node.document_id == document]
 
     def follow_citations(self, view: View, ranked: list[Candidate],
@@ -284,7 +306,7 @@ class SegmentAccess:
             parts = graph.holders(node_id)
             if not parts:
                 return 0.0
-            value = float(scores[parts[0]][view.parts[parts[0]].segment.ordinal_of[node_id]])
+            value = float(scores[parts[0]][_row(view.parts[parts[0]], node_id)])
             return value if np.isfinite(value) else 0.0
 
         def place(ids: Sequence[str]) -> list[Candidate]:
@@ -297,20 +319,45 @@ class SegmentAccess:
         """Edges leaving ``node_id`` in one snapshot: from its segment, or for a segment
         written before segments held edges (format 1), from the store, read once."""
         segment = part.segment
+        ordinal = _row(part, node_id)
         if segment.has_edges:
-            ordinal = segment.ordinal_of[node_id]
             return [Edge(node_id, rel, to) for rel, to in segment.outgoing(ordinal)]
-        sid = part.info.snapshot_id
+        sid = part.local(ordinal)[0]
         if sid not in self._graphs:
             self._graphs[sid] = adjacency(self.store.edge_triples(sid))
         return self._graphs[sid].get(node_id, [])
 
     def incoming(self, part: ViewPart, node_id: str) -> list[Edge]:
-        """Edges of one snapshot into ``node_id`` (any source), read once per snapshot."""
-        sid = part.info.snapshot_id
+        """Edges of the part's snapshots into ``node_id`` (any source): from the segment's
+        edges, only those leaving the part's rows; for a segment written before segments held
+        edges (one snapshot, never merged), from the store, read once."""
+        seg = part.segment
+        if seg.has_edges:
+            return [Edge(seg.ids[row], relation, node_id)
+                    for row, relation in seg.incoming(node_id)
+                    if part.present is None or part.present[row]]
+        sid = part.infos[0].snapshot_id
         if sid not in self._incoming:
             self._incoming[sid] = reverse_adjacency(self.store.edge_triples(sid))
         return self._incoming[sid].get(node_id, [])
+
+
+def _named(infos: Sequence[SnapshotInfo]) -> str:
+    """Snapshots named in a note: a few by id, a merged segment's many by count."""
+    if len(infos) <= NAMED:
+        return ", ".join(i.snapshot_id for i in infos)
+    return f"{len(infos)} snapshots of one merged segment"
+
+
+NAMED = 3
+
+
+def _row(part: ViewPart, node_id: str) -> int:
+    """The row of ``node_id``, which the part holds (the caller asked its holders)."""
+    found = part.row(node_id)
+    if found is None:
+        raise KeyError(node_id)
+    return found
 
 
 class _SegmentGraph:
@@ -320,12 +367,12 @@ class _SegmentGraph:
     def holders(self, node_id: str) -> list[int]:
         """The parts where the caller sees ``node_id``."""
         return [i for i, p in enumerate(self.view.parts)
-                if (o := p.segment.ordinal_of.get(node_id)) is not None and bool(p.mask[o])]
+                if (o := p.row(node_id)) is not None and bool(p.mask[o])]
 
     def status(self, node_id: str) -> NodeStatus:
         if self.holders(node_id):
             return "visible"
-        exists = any(node_id in p.segment.ordinal_of for p in self.view.parts)
+        exists = any(p.row(node_id) is not None for p in self.view.parts)
         return "hidden" if exists else "missing"
 
     def outgoing(self, node_id: str) -> list[Edge]:
@@ -337,8 +384,7 @@ class _SegmentGraph:
             return []
         found = {(e.from_id, e.relation): e for part in self.view.parts
                  for e in self.access.incoming(part, node_id)
-                 if (o := part.segment.ordinal_of.get(e.from_id)) is not None
-                 and bool(part.mask[o])}
+                 if (o := part.row(e.from_id)) is not None and bool(part.mask[o])}
         return [found[key] for key in sorted(found, key=lambda k: (k[1], k[0]))]
 
     def prefetch(self, ids: Sequence[str]) -> None:

@@ -54,7 +54,7 @@ def named_nodes(view: View, ids: Sequence[str]) -> list[Candidate]:
     seen: set[str] = set()
     for node_id in ids:
         for part_index, part in enumerate(view.parts):
-            ordinal = part.segment.ordinal_of.get(node_id)
+            ordinal = part.row(node_id)
             if ordinal is not None and part.mask[ordinal] and node_id not in seen:
                 seen.add(node_id)
                 found.append(Candidate(part_index, ordinal, node_id, 0.0))

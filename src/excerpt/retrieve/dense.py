@@ -33,7 +33,7 @@ def dense_scores(
     config = config or ann.DEFAULT
     cache: dict[str, npt.NDArray[np.float32]] = {}
     out = []
-    for part in view.parts:
+    for index, part in enumerate(view.parts):
         scores = np.full(part.segment.size, -np.inf, dtype=np.float32)
         vectors, model = part.segment.vectors, part.segment.embed_model
         if vectors is not None and model is not None and part.visible:
@@ -45,8 +45,8 @@ def dense_scores(
                 cache[model] = embedder(query)
             if depth is not None and _walkable(part, config):
                 _walk(part, cache[model], depth, config, scores)
-                if part.info.snapshot_id not in view.approximate:  # once, searched again or not
-                    view.approximate.append(part.info.snapshot_id)
+                if index not in view.approximate:  # once, searched again or not
+                    view.approximate.append(index)
             else:
                 scores = np.asarray(vectors @ cache[model], dtype=np.float32)
                 if part.visible < part.segment.size:
@@ -81,7 +81,7 @@ def node_vectors(
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
     """The query's vector and the stored vectors of ``nodes`` ((snapshot id, node id), each
     visible in the view), for MMR; None unless every node has a vector of one model."""
-    parts = {p.info.snapshot_id: p for p in view.parts}
+    parts = {i.snapshot_id: p for p in view.parts for i in p.infos}
     models = {parts[s].segment.embed_model for s, _ in nodes if s in parts}
     if len(models) != 1 or None in models or any(s not in parts for s, _ in nodes):
         return None
@@ -92,9 +92,9 @@ def node_vectors(
         return None
     rows = []
     for snapshot_id, node_id in nodes:
-        segment = parts[snapshot_id].segment
-        vectors = segment.vectors
-        if vectors is None:
+        part = parts[snapshot_id]
+        vectors, row = part.segment.vectors, part.row(node_id)
+        if vectors is None or row is None:
             return None
-        rows.append(vectors[segment.ordinal_of[node_id]])
+        rows.append(vectors[row])
     return embedder(query), np.asarray(rows, dtype=np.float32)

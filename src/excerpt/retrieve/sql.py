@@ -44,6 +44,17 @@ QueryEmbedder = Callable[[str], npt.NDArray[np.float32]]
 class SqlPart:
     info: SnapshotInfo
 
+    @property
+    def embed_model(self) -> str | None:
+        return self.info.embed_model
+
+    def info_at(self, ordinal: int) -> SnapshotInfo:
+        """The part's snapshot (one per part: PostgreSQL keeps rows, not segments)."""
+        return self.info
+
+    def local(self, ordinal: int) -> tuple[str, int]:
+        return self.info.snapshot_id, ordinal
+
 
 def rights(principal: Principal) -> tuple[list[str], list[Any]]:
     """The principal's visibility rule as clauses on ``nodes n`` (none for all access)."""

@@ -24,7 +24,7 @@ from excerpt.retrieve.lexical import idf
 from excerpt.retrieve.multihop import MultiHopResult
 from excerpt.retrieve.view import Candidate
 from excerpt.settings import Settings
-from excerpt.store.base import SnapshotInfo
+from excerpt.store.base import SnapshotInfo, ViewKey
 from excerpt.types import IdfWeights, Node, Principal
 
 
@@ -36,12 +36,12 @@ class SqlAccess:
     def __init__(self, rows: sql.Rows, hnsw: sql.HnswSearch | None = None) -> None:
         self.rows = rows
         self.hnsw = hnsw  # the store, when semantic search walks its HNSW index
-        self._clashes: dict[tuple[str, ...], bool] = {}
-        self._code: dict[tuple[str, ...], bool] = {}
+        self._clashes: dict[ViewKey, bool] = {}
+        self._code: dict[ViewKey, bool] = {}
 
     def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
              metadata: Mapping[str, Any]) -> sql.SqlView:
-        clashes = _per_view(self._clashes, snapshots, lambda ids: sql.sql_clashes(self.rows, ids))
+        clashes = _per_view(self._clashes, snapshots, lambda key: sql.sql_clashes(self.rows, key.ids))
         return sql.sql_view(self.rows, snapshots, principal, metadata, clashes)
 
     def notes(self, view: sql.SqlView) -> list[str]:
@@ -51,6 +51,9 @@ class SqlAccess:
 
     def seen(self, view: sql.SqlView) -> list[SnapshotInfo]:
         return view.seen
+
+    def seen_ids(self, view: sql.SqlView) -> list[str]:
+        return [i.snapshot_id for i in view.seen]
 
     def seen_snapshots(self, snapshots: Sequence[SnapshotInfo],
                        principal: Principal) -> set[str]:
@@ -84,7 +87,7 @@ class SqlAccess:
     def code_ids(self, view: sql.SqlView, names: Sequence[identifiers.Name]) -> list[str]:
         """A view with no code node (asked once per set of snapshots) is not scanned."""
         if not _per_view(self._code, [p.info for p in view.parts],
-                         lambda ids: identifiers.sql_has_code(self.rows, ids)):
+                         lambda key: identifiers.sql_has_code(self.rows, key.ids)):
             return []
         return identifiers.sql_matches(self.rows, view, names)
 

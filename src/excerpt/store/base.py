@@ -28,6 +28,7 @@ from excerpt.store.segment import Segment
 
 if TYPE_CHECKING:
     from excerpt.memory.backends import MemoryBackend
+    from excerpt.store.ann import AnnConfig
     from excerpt.store.sources import SourceState
 from excerpt.types import Document, Edge, IngestIssue, Node
 
@@ -59,6 +60,52 @@ class SnapshotInfo:
             "name": self.name,
             "embed_model": self.embed_model,
         }
+
+
+class ViewKey:
+    """What identifies a view: its snapshots' ids, sorted; hashed once (a view of 10,000
+    synced files would hash 10,000 ids at every read)."""
+
+    __slots__ = ("_hash", "ids")
+
+    def __init__(self, ids: tuple[str, ...]) -> None:
+        self.ids = ids
+        self._hash = hash(ids)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, ViewKey) and self._hash == other._hash
+                                 and self.ids == other.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+class SnapshotList(list["SnapshotInfo"]):
+    """Snapshots as a store resolved a view from them, carrying the view's key
+    (:func:`view_key`), computed once and kept by :meth:`copy`: a store hands out a copy of
+    the same list to every read until the database changes."""
+
+    _key: ViewKey | None = None
+
+    def key(self) -> ViewKey:
+        if self._key is None or len(self._key) != len(self):
+            self._key = ViewKey(tuple(sorted(s.snapshot_id for s in self)))
+        return self._key
+
+    def copy(self) -> SnapshotList:
+        out = SnapshotList(self)
+        out._key = self.key()
+        return out
+
+
+def view_key(snapshots: Sequence[SnapshotInfo]) -> ViewKey:
+    """What identifies the view of ``snapshots``: their ids, sorted."""
+    if isinstance(snapshots, SnapshotList):
+        return snapshots.key()
+    return ViewKey(tuple(sorted(s.snapshot_id for s in snapshots)))
 
 
 @dataclass(frozen=True)
@@ -179,6 +226,18 @@ class Store(VectorStoreCache, Protocol):
         """The retired sources of ``collection``, sorted."""
         ...
 
+    @property
+    def segment_generation(self) -> int:
+        """Moves whenever a merge moves snapshots' rows to another segment (0: never merges)."""
+        ...
+
+    def merge(self, collection: str, ann: AnnConfig | None = None,
+              progress: Callable[[str, int, int], None] | None = None,
+              factor: int = 10) -> int:
+        """Merge ``collection``'s small segments (store/compaction.py); the merges run (0 for a
+        store that keeps rows, not segments)."""
+        ...
+
     def sync_lock(self, collection: str, wait: bool,
                   on_wait: Callable[[str], None] | None = None
                   ) -> AbstractContextManager[None]:
@@ -201,6 +260,11 @@ class Store(VectorStoreCache, Protocol):
     def segment(self, snapshot_id: str) -> Segment: ...
 
     def nodes_by_ordinal(self, snapshot_id: str, ordinals: Sequence[int]) -> list[Node]: ...
+
+    def nodes_at(self, places: Sequence[tuple[str, int]]) -> list[Node]:
+        """Nodes at (snapshot id, ordinal) ``places``, in their order, in one read (every one
+        must exist): a search's hits in a merged segment belong to many snapshots."""
+        ...
 
     def nodes_by_id(self, snapshot_id: str, ids: Sequence[str]) -> list[Node]: ...
 

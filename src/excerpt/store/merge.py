@@ -30,7 +30,7 @@ while merging leaves the inputs serving and an unreferenced folder that recovery
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,22 +45,15 @@ from excerpt.store.segment import (
     BLOCK_SHIFT,
     LONG_POSTINGS,
     SEGMENT_FORMAT,
+    BoolArray,
     IntArray,
     Segment,
+    id_ranks,
     save_array,
 )
 
 Member = tuple[str, int, int]
-"""(snapshot id, first row, rows) of one snapshot in a segment."""
-
-
-def members(segment: Segment) -> list[Member]:
-    """The snapshots whose rows ``segment`` holds: its ``meta["members"]``, or for a segment
-    written by one import, its own snapshot over every row."""
-    listed = segment.meta.get("members")
-    if listed:
-        return [(str(s), int(a), int(n)) for s, a, n in listed]
-    return [(segment.snapshot_id, 0, segment.size)]
+"""(snapshot id, first row, rows) of one snapshot in a segment (``Segment.members``)."""
 
 
 def _mergeable(inputs: Sequence[Segment]) -> None:
@@ -86,7 +79,7 @@ def _text_lines(segment: Segment, name: str) -> list[str]:
     return text.split("\n") if text else []
 
 
-def _postings(inputs: Sequence[Segment], offsets: Sequence[int]
+def _postings(inputs: Sequence[Segment], offsets: Sequence[int], keep: BoolArray
               ) -> tuple[list[str], IntArray, npt.NDArray[np.int32], npt.NDArray[np.float32]]:
     vocab, maps = _united([_text_lines(s, "terms.txt") for s in inputs])
     terms, docs, tfs = [], [], []
@@ -96,14 +89,34 @@ def _postings(inputs: Sequence[Segment], offsets: Sequence[int]
         docs.append(np.asarray(seg.post_docs, dtype=np.int64) + offset)
         tfs.append(np.asarray(seg.post_tf, dtype=np.float32))
     term = np.concatenate(terms) if terms else np.zeros(0, dtype=np.int64)
+    doc = np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64)
+    tf = np.concatenate(tfs) if tfs else np.zeros(0, dtype=np.float32)
+    if not keep.all():  # dropped rows' postings out, and the terms only they held
+        held, rows = keep[doc], np.cumsum(keep) - 1
+        term, doc, tf = term[held], rows[doc[held]], tf[held]
+        used = np.bincount(term, minlength=len(vocab)) > 0
+        vocab = [v for v, u in zip(vocab, used.tolist(), strict=True) if u]
+        term = (np.cumsum(used) - 1)[term]
     order = np.argsort(term, kind="stable")
     indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(np.bincount(term, minlength=len(vocab)), out=indptr[1:])
-    return (vocab, indptr, np.concatenate(docs)[order].astype(np.int32),
-            np.concatenate(tfs)[order])
+    return vocab, indptr, doc[order].astype(np.int32), tf[order]
 
 
-def _rights(inputs: Sequence[Segment], kind: str, vocab_key: str
+def _kept_rows(indptr: IntArray, values: npt.NDArray[Any], keep: BoolArray
+               ) -> tuple[IntArray, npt.NDArray[Any]]:
+    """A CSR over rows (``indptr``, ``values``) with the rows ``keep`` drops left out."""
+    if keep.all():
+        return indptr, values
+    owner = np.repeat(np.arange(len(keep)), np.diff(indptr))
+    held = keep[owner]
+    counts = np.bincount((np.cumsum(keep) - 1)[owner[held]], minlength=int(keep.sum()))
+    out = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out, values[held]
+
+
+def _rights(inputs: Sequence[Segment], kind: str, vocab_key: str, keep: BoolArray
             ) -> tuple[list[str], IntArray, IntArray]:
     vocab, maps = _united([list(s.meta[vocab_key]) for s in inputs])
     indptrs, ids, at = [np.zeros(1, dtype=np.int64)], [], 0
@@ -112,11 +125,12 @@ def _rights(inputs: Sequence[Segment], kind: str, vocab_key: str
         indptrs.append(indptr[1:] + at)
         at += int(indptr[-1])
         ids.append(mapping[np.asarray(seg._array(f"{kind}_ids.npy"), dtype=np.int64)])
-    return vocab, np.concatenate(indptrs), np.concatenate(ids) if ids else np.zeros(
-        0, dtype=np.int64)
+    indptr, values = _kept_rows(np.concatenate(indptrs), np.concatenate(ids) if ids
+                                else np.zeros(0, dtype=np.int64), keep)
+    return vocab, indptr, values
 
 
-def _edges(folder: Path, inputs: Sequence[Segment]) -> list[str]:
+def _edges(folder: Path, inputs: Sequence[Segment], keep: BoolArray) -> list[str]:
     relations, rel_maps = _united([list(s.meta.get("relations", ())) for s in inputs])
     targets, target_maps = _united([_text_lines(s, "edge_targets.txt") if s.has_edges else []
                                     for s in inputs])
@@ -130,38 +144,66 @@ def _edges(folder: Path, inputs: Sequence[Segment]) -> list[str]:
         at += int(indptr[-1])
         to.append(target_map[np.asarray(seg._array("edge_to.npy"), dtype=np.int64)])
         rel.append(rel_map[np.asarray(seg._array("edge_rel.npy"), dtype=np.int64)])
-    save_array(folder, "edge_indptr.npy", np.concatenate(indptrs))
-    save_array(folder, "edge_to.npy", np.concatenate(to).astype(np.int32) if to
-          else np.zeros(0, dtype=np.int32))
-    save_array(folder, "edge_rel.npy", np.concatenate(rel).astype(np.int16) if rel
-          else np.zeros(0, dtype=np.int16))
+    both = np.stack([np.concatenate(to) if to else np.zeros(0, dtype=np.int64),
+                     np.concatenate(rel) if rel else np.zeros(0, dtype=np.int64)], axis=1)
+    indptr, both = _kept_rows(np.concatenate(indptrs), both, keep)
+    save_array(folder, "edge_indptr.npy", indptr)
+    save_array(folder, "edge_to.npy", both[:, 0].astype(np.int32))
+    save_array(folder, "edge_rel.npy", both[:, 1].astype(np.int16))
     (folder / "edge_targets.txt").write_text("\n".join(targets), encoding="utf-8")
     return relations
 
 
-def _vectors(inputs: Sequence[Segment]) -> npt.NDArray[np.float32] | None:
+def _vectors(inputs: Sequence[Segment], keep: BoolArray) -> npt.NDArray[np.float32] | None:
     if not all(s.vectors is not None for s in inputs):
         return None
-    return np.concatenate([np.asarray(s.vectors, dtype=np.float32) for s in inputs])
+    vectors = np.concatenate([np.asarray(s.vectors, dtype=np.float32) for s in inputs])
+    return vectors if keep.all() else vectors[keep]
+
+
+def _members(inputs: Sequence[Segment], kept: Collection[str] | None
+             ) -> tuple[list[Member], BoolArray]:
+    """The merged segment's members (those of ``kept``, every one when None) with their new
+    first rows, and which of the inputs' rows stay."""
+    rows = sum(s.size for s in inputs)
+    keep = np.ones(rows, dtype=bool)
+    members: list[Member] = []
+    offset = at = 0
+    for seg in inputs:
+        for sid, first, n in seg.members:
+            if kept is None or sid in kept:
+                members.append((sid, at, n))
+                at += n
+            else:
+                keep[offset + first:offset + first + n] = False
+        offset += seg.size
+    return members, keep
 
 
 def merge_segments(folder: Path, inputs: Sequence[Segment], ann: AnnConfig | None = None,
-                   long_postings: int = LONG_POSTINGS) -> list[Member]:
+                   long_postings: int = LONG_POSTINGS,
+                   kept: Collection[str] | None = None) -> list[Member]:
     """Write the rows of ``inputs``, in order, as one segment in ``folder`` (which must not
-    exist yet); returns its members (module docstring). Every file is synced before
-    ``meta.json``, the last one written: a folder without it is not a segment."""
+    exist yet); returns its members (module docstring). ``kept``: the snapshots whose rows
+    stay (the others' were deleted: their rows are dropped here); every one when None.
+    Every file is synced before ``meta.json``, the last one written: a folder without it is
+    not a segment."""
     _mergeable(inputs)
+    members, keep = _members(inputs, kept)
     offsets = np.cumsum([0] + [s.size for s in inputs]).tolist()
     folder.mkdir(parents=True)
     ids = [i for s in inputs for i in s.ids]
-    vocab, indptr, docs, tfs = _postings(inputs, offsets)
-    doc_len = np.concatenate([np.asarray(s.doc_len, dtype=np.float32) for s in inputs])
+    ids = ids if keep.all() else [i for i, k in zip(ids, keep.tolist(), strict=True) if k]
+    vocab, indptr, docs, tfs = _postings(inputs, offsets, keep)
+    doc_len = np.concatenate([np.asarray(s.doc_len, dtype=np.float32) for s in inputs])[keep]
     shift = inputs[0].block_shift or BLOCK_SHIFT
     blocks = block_maxima(indptr, docs, tfs, doc_len, shift, long_postings)
-    acl_vocab, acl_indptr, acl_ids = _rights(inputs, "acl", "acl_tags")
-    label_vocab, label_indptr, label_ids = _rights(inputs, "label", "classification_labels")
-    relations = _edges(folder, inputs)
+    acl_vocab, acl_indptr, acl_ids = _rights(inputs, "acl", "acl_tags", keep)
+    label_vocab, label_indptr, label_ids = _rights(inputs, "label", "classification_labels",
+                                                   keep)
+    relations = _edges(folder, inputs, keep)
     (folder / "ids.txt").write_text("\n".join(ids), encoding="utf-8")
+    save_array(folder, "id_rank.npy", id_ranks(ids).astype(np.int32))
     (folder / "terms.txt").write_text("\n".join(vocab), encoding="utf-8")
     blk_names = ("blk_indptr.npy", "blk_ids.npy", "blk_start.npy", "blk_max_tf.npy",
                  "blk_min_len.npy")
@@ -172,19 +214,17 @@ def merge_segments(folder: Path, inputs: Sequence[Segment], ann: AnnConfig | Non
         ("label_indptr.npy", label_indptr), ("label_ids.npy", label_ids)]
     for name, arr in arrays:
         save_array(folder, name, arr)
-    vectors = _vectors(inputs)
+    vectors = _vectors(inputs, keep)
     if vectors is not None:
         save_array(folder, "vectors.npy", vectors)
     indexed = (vectors is not None and ann is not None and ann.min_nodes > 0
                and len(vectors) >= ann.min_nodes and build_ann(folder, vectors, ann))
-    merged = [(sid, offset + first, n) for seg, offset in zip(inputs, offsets, strict=False)
-              for sid, first, n in members(seg)]
     first = inputs[0].meta
     meta = {"analyzer": first.get("analyzer"), "embed_model": first.get("embed_model"),
             "format": SEGMENT_FORMAT, "nodes": len(ids), "terms": len(vocab),
             "postings": int(indptr[-1]), "total_length": float(doc_len.sum()),
             "acl_tags": acl_vocab, "classification_labels": label_vocab,
             "dim": int(first.get("dim") or 0), "relations": relations, "block_shift": shift,
-            "ann": "ivf-sq8" if indexed else None, "members": [list(m) for m in merged]}
+            "ann": "ivf-sq8" if indexed else None, "members": [list(m) for m in members]}
     (folder / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-    return merged
+    return members

@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from excerpt.errors import BusyError, DependencyError, InputError, StoreError
 from excerpt.store._records import RecordQueries
+from excerpt.store.ann import AnnConfig
 from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.deletion import delete_statements
 from excerpt.store.locks import lock_key
@@ -185,6 +186,15 @@ class PostgresStore(SourceRecords, RecordQueries):
     def staging_dir(self, run_id: int) -> Path:
         return self.scratch / "pg-staging" / f"run-{run_id}"
 
+    segment_generation = 0  # rows, not segments: nothing to merge
+
+    def merge(self, collection: str, ann: AnnConfig | None = None,
+              progress: Callable[[str, int, int], None] | None = None,
+              factor: int = 10) -> int:
+        """Nothing to merge: PostgreSQL keeps a collection's rows in its tables, whatever the
+        number of snapshots (its per-source costs: bench/many_sources.py)."""
+        return 0
+
     @contextmanager
     def sync_lock(self, collection: str, wait: bool,
                   on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
@@ -323,6 +333,16 @@ class PostgresStore(SourceRecords, RecordQueries):
                           "AND ordinal = ANY(%s)", (snapshot_id, [int(o) for o in ordinals]))
         by_ordinal = {r[0]: self._node(r[1:]) for r in rows}
         return [by_ordinal[int(o)] for o in ordinals]
+
+    def nodes_at(self, places: Sequence[tuple[str, int]]) -> list[Node]:
+        if not places:
+            return []
+        rows = self.query(
+            f"SELECT snapshot_id, ordinal, {_NODE_COLUMNS} FROM nodes WHERE (snapshot_id, "
+            "ordinal) IN (SELECT * FROM unnest(%s::text[], %s::int[]))",
+            ([sid for sid, _ in places], [int(o) for _, o in places]))
+        found = {(r[0], r[1]): self._node(r[2:]) for r in rows}
+        return [found[(sid, int(o))] for sid, o in places]
 
     def nodes_by_id(self, snapshot_id: str, ids: Sequence[str]) -> list[Node]:
         """Nodes that exist among ``ids``, in the order asked."""

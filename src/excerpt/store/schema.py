@@ -130,6 +130,22 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "004_segment_merges",
+        # segments that merge (issue 30): a merge moves snapshots' rows into one segment and
+        # records the folders it replaced, removed once no reader can still be in them.
+        """
+        CREATE TABLE segment_merges (
+            id INTEGER PRIMARY KEY,
+            collection TEXT NOT NULL,
+            segment TEXT NOT NULL,
+            replaced TEXT NOT NULL,
+            snapshots INTEGER NOT NULL,
+            merged_at TEXT NOT NULL,
+            removed INTEGER NOT NULL DEFAULT 0
+        );
+        """,
+    ),
 ]
 
 

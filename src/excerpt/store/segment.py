@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from excerpt.errors import EXHAUSTED
+from excerpt.errors import EXHAUSTED, StoreError
 from excerpt.store.ann import AnnConfig
 from excerpt.store.ann import build as build_ann
 from excerpt.store.ann import load as load_ann
@@ -104,6 +104,14 @@ def _invert(
     np.cumsum(np.bincount(term_of, minlength=len(vocab)), out=indptr[1:])
     docs = (uniq % max(len(tokens), 1)).astype(np.int32)
     return vocab, indptr, docs, counts.astype(np.float32), doc_len
+
+
+def id_ranks(ids: Sequence[str]) -> npt.NDArray[np.int64]:
+    """Each id's place in sorted order (ties, an id held twice, by row)."""
+    order = np.asarray(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[order] = np.arange(len(ids), dtype=np.int64)
+    return rank
 
 
 def _keep(cache: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
@@ -320,9 +328,60 @@ class Segment:
         return all(a <= b for a, b in pairwise(ids))
 
     @cached_property
+    def id_rank(self) -> npt.NDArray[np.int64] | None:
+        """Each row's place in id order, for a segment whose rows are not in id order (a
+        merged one: its snapshots' rows one after another): ties in score are then broken by
+        id in numpy. None when ordinal order is id order. A merge writes it
+        (``id_rank.npy``); computed here for a segment without the file."""
+        if self.ids_sorted:
+            return None
+        if (self.folder / "id_rank.npy").exists():
+            return np.asarray(self._array("id_rank.npy"), dtype=np.int64)
+        return id_ranks(self.ids)
+
+    @cached_property
     def ordinal_of(self) -> dict[str, int]:
-        """Node id -> ordinal (its row in every array of this segment)."""
+        """Node id -> ordinal (its row in every array of this segment); in a merged segment
+        holding an id more than once (a source's snapshots), its last row (:attr:`repeated`
+        has them all)."""
         return {node_id: i for i, node_id in enumerate(self.ids)}
+
+    @cached_property
+    def members(self) -> list[tuple[str, int, int]]:
+        """(snapshot id, first row, rows) of each snapshot whose rows this segment holds, in
+        row order: ``meta["members"]`` of a merged segment (store/merge.py), else its own
+        snapshot over every row."""
+        listed = self.meta.get("members")
+        if listed:
+            return [(str(sid), int(first), int(n)) for sid, first, n in listed]
+        return [(self.snapshot_id, 0, self.size)]
+
+    @cached_property
+    def _ranges(self) -> dict[str, tuple[int, int]]:
+        return {sid: (first, n) for sid, first, n in self.members}
+
+    def member_range(self, snapshot_id: str) -> tuple[int, int]:
+        """(first row, rows) of ``snapshot_id`` in this segment."""
+        found = self._ranges.get(snapshot_id)
+        if found is None:
+            raise StoreError(f"segment {self.folder.name} holds no rows of {snapshot_id!r}")
+        return found
+
+    def visible_in(self, snapshot_id: str, principal: Principal) -> BoolArray:
+        """What ``principal`` may see of the rows of ``snapshot_id``, in that snapshot's node
+        order (its ordinals)."""
+        first, n = self.member_range(snapshot_id)
+        return self.visible(principal)[first:first + n]
+
+    @cached_property
+    def repeated(self) -> dict[str, list[int]]:
+        """Every row of each id held more than once (only a merged segment can)."""
+        if len(self.members) < 2:
+            return {}
+        rows: dict[str, list[int]] = {}
+        for i, node_id in enumerate(self.ids):
+            rows.setdefault(node_id, []).append(i)
+        return {k: v for k, v in rows.items() if len(v) > 1}
 
     @cached_property
     def term_ids(self) -> dict[str, int]:
@@ -390,6 +449,21 @@ class Segment:
         to = self._array("edge_to.npy")[start:end].tolist()
         rel = self._array("edge_rel.npy")[start:end].tolist()
         return [(relations[r], targets[t]) for r, t in zip(rel, to, strict=True)]
+
+    def incoming(self, node_id: str) -> list[tuple[int, str]]:
+        """(row, relation) of the edges into ``node_id`` from this segment's rows."""
+        return self._incoming.get(node_id, [])
+
+    @cached_property
+    def _incoming(self) -> dict[str, list[tuple[int, str]]]:
+        indptr = np.asarray(self._array("edge_indptr.npy"))
+        owners = np.repeat(np.arange(self.size), np.diff(indptr)).tolist()
+        relations, targets = self.meta["relations"], self._edge_targets
+        out: dict[str, list[tuple[int, str]]] = {}
+        for row, to, rel in zip(owners, self._array("edge_to.npy").tolist(),
+                                self._array("edge_rel.npy").tolist(), strict=True):
+            out.setdefault(targets[to], []).append((row, relations[rel]))
+        return out
 
     def postings(self, term: str) -> Postings | None:
         tid = self.term_ids.get(term)

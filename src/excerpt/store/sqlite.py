@@ -4,7 +4,10 @@ Layout under ``home``::
 
     excerpt.db             collections, import runs, snapshots, sets, nodes, edges, vector cache
     segments/run-<id>/     the search segment of the snapshot published by import run <id>
+    segments/merge-<id>/   a merged segment: the rows of many snapshots (store/compaction.py)
     segments/.staging-<id> a segment being built by a running import (never read)
+    segments/.merge-<pid>-<start>  a merged segment being written (never read)
+    locks/                 one sync per collection at a time (store/locks.py)
 """
 
 from __future__ import annotations
@@ -17,14 +20,15 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from excerpt.errors import InputError, NotFoundError, StoreError
 from excerpt.store._records import RecordQueries
-from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
+from excerpt.store.base import SnapshotInfo, SnapshotList, SnapshotPayload, set_members
+from excerpt.store.compaction import SegmentMerges
 from excerpt.store.deletion import delete_statements
 from excerpt.store.locks import file_lock, lock_key
 from excerpt.store.maps import OpenMaps
@@ -37,6 +41,9 @@ if TYPE_CHECKING:
 from excerpt.types import Edge, IngestIssue, Node
 
 _T = TypeVar("_T")
+PLACES_AT_ONCE = 200
+"""Nodes :meth:`SQLiteStore.nodes_at` reads per statement (an OR of this many pairs stays
+far below SQLite's expression depth of 1,000)."""
 
 
 def _json(raw: str, empty: str, empty_value: Any) -> Any:
@@ -53,7 +60,7 @@ def _process_started(pid: int) -> float:
         return -1.0
 
 
-class SQLiteStore(SourceRecords, RecordQueries):
+class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
     """`excerpt.store.base.Store` on SQLite; one instance per process and home.
 
     Each thread that uses the store gets its own connection (the service answers requests on a
@@ -127,9 +134,11 @@ class SQLiteStore(SourceRecords, RecordQueries):
                 for row in conn.execute("SELECT id FROM import_runs WHERE status = 'running'")
             }
             published = {row[0] for row in conn.execute("SELECT segment FROM snapshots")}
+        self.remove_replaced()
+        kept = published | self.kept_folders()
         for entry in self.segments_dir.iterdir():
             run_id = self._run_of_dir(entry.name)
-            if entry.name in published or run_id in live:
+            if entry.name in kept or run_id in live:
                 continue
             shutil.rmtree(entry, ignore_errors=True)
 
@@ -260,6 +269,8 @@ class SQLiteStore(SourceRecords, RecordQueries):
         found = memo[1].get(key)
         if found is None:
             found = memo[1][key] = read()
+        if isinstance(found, SnapshotList):  # its view key goes with it
+            return cast(list[_T], found.copy())
         return list(found)
 
     def collections(self) -> list[str]:
@@ -268,7 +279,7 @@ class SQLiteStore(SourceRecords, RecordQueries):
     def latest_snapshots(self, collection: str) -> list[SnapshotInfo]:
         """The default read view (store/sources.py), kept until the database changes."""
         return self._memo(("latest", collection),
-                          lambda: SourceRecords.latest_snapshots(self, collection))
+                          lambda: SnapshotList(SourceRecords.latest_snapshots(self, collection)))
 
     def _select(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return list(self._conn.execute(sql, tuple(args)).fetchall())
@@ -308,35 +319,31 @@ class SQLiteStore(SourceRecords, RecordQueries):
                          drop_collection: bool = False) -> None:
         """Delete snapshots of ``collection`` (and the collection) in one transaction, then
         their segment folders (store/deletion.py)."""
-        folders = [self.segments_dir / row[0] for sid in snapshot_ids
-                   for row in self._select("SELECT segment FROM snapshots WHERE id = ?", (sid,))]
+        named = {sid: folder for sid, folder in self._select(
+            "SELECT id, segment FROM snapshots WHERE collection = ?", (collection,))}
         with self._transaction() as conn:
             for sql, args in delete_statements(collection, snapshot_ids,
                                                ("edges", "nodes", "documents"), drop_collection):
                 conn.execute(sql, args)
-        for sid in snapshot_ids:
-            gone = self._segments.pop(sid, None)
+        gone_ids = set(snapshot_ids)
+        still = {folder for sid, folder in named.items() if sid not in gone_ids}
+        # a merged segment other snapshots still hold stays (their rows); its deleted rows
+        # are read by no view and dropped by its next merge (store/compaction.py)
+        for folder in {named[sid] for sid in snapshot_ids if sid in named} - still:
+            gone = self._segments.pop(folder, None)
             if gone is not None:
                 gone.close()
-        for folder in folders:
-            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(self.segments_dir / folder, ignore_errors=True)
 
     # -- content --------------------------------------------------------------------------------
 
     def segment(self, snapshot_id: str) -> Segment:
-        seg = self._segments.get(snapshot_id)
-        if seg is None:
-            row = self._conn.execute(
-                "SELECT segment FROM snapshots WHERE id = ?", (snapshot_id,)
-            ).fetchone()
-            if row is None:
-                raise NotFoundError(f"no snapshot {snapshot_id!r}")
-            folder = self.segments_dir / row[0]
-            if not (folder / "meta.json").exists():
-                raise StoreError(f"segment of snapshot {snapshot_id!r} is missing at {folder}")
-            seg = Segment(folder, snapshot_id, self.maps)
-            self._segments[snapshot_id] = seg
-        return seg
+        """The segment holding the snapshot's rows: its own, or a merged one that holds other
+        snapshots' too (``Segment.member_range`` says which rows are its)."""
+        folder = self._folders().get(snapshot_id)
+        if folder is None:
+            raise NotFoundError(f"no snapshot {snapshot_id!r}")
+        return self._segment_in(folder, snapshot_id)
 
     _NODE_COLUMNS = (
         'id, document_id, text, title, source, start, "end", acl_tags, labels, metadata'
@@ -363,6 +370,19 @@ class SQLiteStore(SourceRecords, RecordQueries):
         ).fetchall()
         by_ordinal = {r[0]: self._node(r[1:]) for r in rows}
         return [by_ordinal[int(o)] for o in ordinals]
+
+    def nodes_at(self, places: Sequence[tuple[str, int]]) -> list[Node]:
+        found: dict[tuple[str, int], Node] = {}
+        for start in range(0, len(places), PLACES_AT_ONCE):
+            batch = places[start:start + PLACES_AT_ONCE]
+            # an OR of (snapshot, ordinal) pairs: one index search each (a row-value IN over
+            # VALUES scanned the whole table)
+            test = " OR ".join(["(snapshot_id = ? AND ordinal = ?)"] * len(batch))
+            rows = self._conn.execute(
+                f"SELECT snapshot_id, ordinal, {self._NODE_COLUMNS} FROM nodes WHERE {test}",
+                [v for sid, o in batch for v in (sid, int(o))]).fetchall()
+            found.update({(r[0], r[1]): self._node(r[2:]) for r in rows})
+        return [found[(sid, int(o))] for sid, o in places]
 
     def nodes_by_id(self, snapshot_id: str, ids: Sequence[str]) -> list[Node]:
         """Nodes that exist among ``ids``, in the order asked."""

@@ -33,7 +33,7 @@ def view_of(segments: list[Segment], principal: Principal | None = None) -> View
     for seg in segments:
         info = SnapshotInfo(seg.snapshot_id, "c", "s", 1, "", "completed", 0, seg.size, 0)
         mask = seg.visible(principal)
-        parts.append(ViewPart(info, seg, mask, int(mask.sum()), float(seg.doc_len[mask].sum())))
+        parts.append(ViewPart((info,), seg, mask, int(mask.sum()), float(seg.doc_len[mask].sum())))
     return View(parts)
 
 

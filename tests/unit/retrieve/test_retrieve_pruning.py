@@ -32,7 +32,7 @@ def view(segments: list[Segment], masks: list[np.ndarray]) -> View:
     for seg, mask in zip(segments, masks, strict=True):
         info = SnapshotInfo(seg.snapshot_id, "c", "s", 1, "", "completed", 0, seg.size, 0)
         visible = int(mask.sum())
-        parts.append(ViewPart(info, seg, mask, visible,
+        parts.append(ViewPart((info,), seg, mask, visible,
                               float(seg.doc_len[mask].sum()) if visible else 0.0))
     return View(parts)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from excerpt.errors import StoreError
-from excerpt.store.merge import members, merge_segments
+from excerpt.store.merge import merge_segments
 from excerpt.store.segment import Segment, write_segment
 from excerpt.types import Principal
 
@@ -69,7 +69,7 @@ def test_a_merge_writes_what_one_segment_of_all_the_rows_holds(tmp_path: Path) -
     for who in (Principal.anonymous(), Principal(acl_tags=frozenset({"hr"})),
                 Principal(acl_tags=frozenset({"eng", "ops"}), clearances=frozenset({"secret"}))):
         assert merged.visible(who).tolist() == whole.visible(who).tolist()
-    assert members(merged) == got and members(inputs[0]) == [("snap0", 0, 30)]
+    assert merged.members == got and inputs[0].members == [("snap0", 0, 30)]
 
 
 def test_merged_segments_merge_again_and_keep_every_snapshot_in_order(tmp_path: Path) -> None:
@@ -97,3 +97,27 @@ def test_segments_of_different_embedding_models_are_not_merged(tmp_path: Path) -
         merge_segments(tmp_path / "m", [Segment(tmp_path / "a", "a"),
                                         Segment(tmp_path / "b", "b")])
     assert not (tmp_path / "m").exists()
+
+
+def test_rows_of_deleted_snapshots_are_dropped_as_if_never_written(tmp_path: Path) -> None:
+    """``kept``: the snapshots still in the store; a deleted one's rows, postings, terms,
+    rights, edges and vectors go, and the rest is what one segment of the kept rows holds."""
+    parts = [rows(1, 20, "a"), rows(2, 7, "b"), rows(3, 25, "c")]
+    for i, part in enumerate(parts):
+        write(tmp_path / f"in{i}", [part])
+    inputs = [Segment(tmp_path / f"in{i}", f"snap{i}") for i in range(3)]
+    got = merge_segments(tmp_path / "merged", inputs, long_postings=8,
+                         kept={"snap0", "snap2"})
+    assert got == [("snap0", 0, 20), ("snap2", 20, 25)]
+    write(tmp_path / "whole", [parts[0], parts[2]])
+    for name in [a for a in ARRAYS if not a.startswith(("acl", "label", "edge_to"))]:
+        np.testing.assert_array_equal(np.load(tmp_path / "merged" / name),
+                                      np.load(tmp_path / "whole" / name), err_msg=name)
+    assert (tmp_path / "merged" / "terms.txt").read_text() == (
+        tmp_path / "whole" / "terms.txt").read_text()
+    merged, whole = Segment(tmp_path / "merged", "m"), Segment(tmp_path / "whole", "w")
+    assert merged.ids == whole.ids
+    for who in (Principal.anonymous(), Principal(acl_tags=frozenset({"hr"}))):
+        assert merged.visible(who).tolist() == whole.visible(who).tolist()
+    assert [merged.outgoing(o) for o in range(merged.size)] == [
+        whole.outgoing(o) for o in range(whole.size)]

@@ -1,0 +1,57 @@
+"""Which segments to merge next: a tiered policy, as Lucene's and tantivy's log merge policies.
+
+A segment's *level* is ``floor(log_F(rows))`` for the merge factor ``F`` (10): a file of one
+node is level 0, a segment of 1,000 rows level 3. Whenever a level holds ``F`` or more
+segments that can merge with each other (the same analyzer, embedding model and format), its
+smallest ones, up to ``AT_ONCE``, are merged into one, which lands a level or more higher;
+repeated until no level holds ``F``. So a collection of ``n`` rows keeps fewer than ``F``
+segments per level, ``O(F log n)`` in all, whatever the number of files it came from, and a
+row is rewritten ``O(log n)`` times over its life. ``AT_ONCE`` lets the thousands of
+one-node segments a first sync of a folder leaves merge in a few passes rather than
+hundreds (each input is read once per merge, whatever its size). A segment where more than
+``DEAD_SHARE`` of the rows belong to deleted snapshots is rewritten alone first, without them
+(as Lucene's tiered policy reclaims deletes).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+FACTOR = 10
+AT_ONCE = 1000
+DEAD_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class SegmentStat:
+    name: str
+    rows: int
+    """Rows of snapshots that still exist (a deleted snapshot's rows are dropped by a merge)."""
+    key: Hashable
+    """Segments merge only with segments of the same key."""
+    dead: int = 0
+    """Rows of deleted snapshots, which a merge of the segment drops."""
+
+
+def level(rows: int, factor: int = FACTOR) -> int:
+    return int(math.log(max(rows, 1), factor) + 1e-9)
+
+
+def next_merge(stats: Sequence[SegmentStat], factor: int = FACTOR,
+               at_once: int = AT_ONCE) -> list[str]:
+    """The names of the segments to merge next (smallest first, ties by name), or [] when no
+    level holds ``factor`` segments of one key and no segment is mostly deleted rows."""
+    for stat in sorted(stats, key=lambda s: s.name):
+        if stat.dead > DEAD_SHARE * (stat.rows + stat.dead):
+            return [stat.name]
+    levels: dict[tuple[Hashable, int], list[SegmentStat]] = {}
+    for stat in stats:
+        levels.setdefault((stat.key, level(stat.rows, factor)), []).append(stat)
+    full = [(lvl, group) for (_, lvl), group in levels.items() if len(group) >= factor]
+    if not full:
+        return []
+    _, group = min(full, key=lambda pair: (pair[0], min(s.name for s in pair[1])))
+    group.sort(key=lambda s: (s.rows, s.name))
+    return [s.name for s in group[:at_once]]
