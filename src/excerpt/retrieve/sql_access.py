@@ -41,7 +41,8 @@ class SqlAccess:
 
     def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
              metadata: Mapping[str, Any]) -> sql.SqlView:
-        clashes = _per_view(self._clashes, snapshots, lambda key: sql.sql_clashes(self.rows, key.ids))
+        clashes = _per_view(self._clashes, snapshots,
+                            lambda key: sql.sql_clashes(self.rows, key.ids))
         return sql.sql_view(self.rows, snapshots, principal, metadata, clashes)
 
     def notes(self, view: sql.SqlView) -> list[str]:
