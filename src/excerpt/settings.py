@@ -58,6 +58,9 @@ class Settings:
             "level (1, 10, 100 ... rows), they are merged into one, at the end of every sync "
             "pass and by `excerpt merge`; so a folder of many files is searched as fast as one "
             "import of the same text. 0: never merge.")
+    merge_interval_s: float = _setting(
+        60.0, "excerpt serve merges collections' small segments (left by single imports) "
+              "in the background every this many seconds; 0: only syncs merge.")
     pg_dense_index: str = _setting(
         "exact", "PostgreSQL store: semantic search scans every visible vector ('exact') or "
                  "walks an HNSW index ('hnsw': pgvector iterative scans keep the caller's "

@@ -18,6 +18,11 @@ reported (path, reason) and the others go on; the sources of deleted files are r
 transaction (out of the latest view, their snapshots kept). A process killed at any moment
 leaves every file either imported whole or not at all, and the next pass finishes the work.
 
+Each imported file is a small segment of its own; the pass merges the collection's segments
+every ``MERGE_EVERY`` imports and when it ends (store/compaction.py), so a folder of 10,000
+files is searched as a few segments. A pass holds the collection's sync lock
+(store/locks.py): two syncs of one collection never import a file twice.
+
 This module lives beside the engine rather than in ``ingest/``: it is not a loader but a
 policy over imports (which files to import, which sources to retire), and ``ingest/`` holds the
 loaders by domain and the one-import pipeline that sync calls once per changed file.
@@ -48,6 +53,8 @@ __all__ = ["SOURCE_PREFIX", "SyncFailure", "SyncOptions", "SyncResult", "sync_fo
            "sync_source", "watch_folder"]
 
 SOURCE_PREFIX = "sync:"
+MERGE_EVERY = 1000
+"""Files a sync pass imports between two merges of the collection's segments."""
 
 
 @dataclass(frozen=True)
@@ -151,11 +158,8 @@ def sync_folder(importer: Importer, folder: Path, options: SyncOptions,
         plan = _plan(importer, folder, name, options, result, progress)
         _import(importer, plan, name, options, result, progress, remembered)
         _retire(importer, name, options.collection, plan.seen, result)
-        factor = importer.settings.merge_factor
-        if factor and (result.added or result.changed or result.deleted):
-            result.merges = importer.store.merge(
-                options.collection, AnnConfig.from_settings(importer.settings), progress,
-                factor)
+        if result.added or result.changed or result.deleted:
+            result.merges += _merge(importer, options.collection, progress)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -211,8 +215,19 @@ def _import(importer: Importer, plan: _Plan, name: str, options: SyncOptions,
         (result.added if new else result.changed).append(relative)
         if imported.snapshot_id:
             result.snapshots[relative] = imported.snapshot_id
+        if done % MERGE_EVERY == 0:  # a long first sync keeps its segments few as it goes
+            result.merges += _merge(importer, options.collection, progress)
     if plan.todo:
         progress("import", len(plan.todo), len(plan.todo))
+
+
+def _merge(importer: Importer, collection: str, progress: Progress) -> int:
+    """The collection's small segments merged (store/compaction.py); 0 with merge_factor 0."""
+    factor = importer.settings.merge_factor
+    if not factor:
+        return 0
+    return importer.store.merge(collection, AnnConfig.from_settings(importer.settings),
+                                progress, factor)
 
 
 def _retire(importer: Importer, name: str, collection: str, seen: set[str],

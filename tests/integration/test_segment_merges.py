@@ -10,6 +10,7 @@ folders (public; tagged ``hr``; labelled ``secret``), then three files changed a
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -242,3 +243,49 @@ def test_a_merge_killed_while_it_writes_its_segment_changes_nothing(
     assert store.merge("book") >= 1
     store.close()
     assert answers(home, "bm25", CALLERS[0], Filters(collection="book")) == expected
+
+
+def test_excerpt_merge_merges_a_store_synced_before_segments_merged(
+        homes: dict[str, Any], tmp_path: Path) -> None:
+    root = homes["root"]
+    home = tmp_path / "home"
+    shutil.copytree(root / "before", home)
+    expected = answers(home, "bm25", CALLERS[1], Filters(collection="book"))
+    command = [sys.executable, "-m", "excerpt", "--home", str(home), "merge", "--json",
+               "--no-progress"]
+    done = subprocess.run([*command, "--collection", "book"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["merges"]["book"] >= 1
+    assert segments_read(home) * 5 < segments_read(root / "before")
+    assert answers(home, "bm25", CALLERS[1], Filters(collection="book")) == expected
+    again = subprocess.run(command, capture_output=True, text=True)  # every collection
+    assert json.loads(again.stdout) == {"merges": {"book": 0}}  # nothing left to merge
+    missing = subprocess.run([*command, "--collection", "nope"], capture_output=True,
+                             text=True)
+    assert missing.returncode == 1 and "nope" in missing.stderr
+
+
+def test_serve_merges_small_imports_in_the_background(
+        homes: dict[str, Any], tmp_path: Path, free_port: Callable[[], int]) -> None:
+    """A server's collection of many small imports is merged by ``serve`` itself (every
+    ``merge_interval_s``), while it answers: the same results before and after."""
+    from tests.http import add_keys, call, excerpt_serve
+
+    root = homes["root"]
+    home = tmp_path / "home"
+    shutil.copytree(root / "before", home)
+    keys = add_keys(home)
+    settings = tmp_path / "fast.toml"
+    settings.write_text("merge_interval_s = 0.3\n", "utf-8")
+    unmerged = segments_read(home)
+    query = "/v1/search?q=portrait+locked+room&collection=book&mode=bm25&k=8"
+    with excerpt_serve(["--home", str(home), "--settings", str(settings)], free_port()) as url:
+        status, before = call(url + query, keys["root"])
+        assert status == 200 and before["hits"]
+        deadline = time.monotonic() + 60
+        while segments_read(home) == unmerged and time.monotonic() < deadline:
+            time.sleep(0.2)
+        status, after = call(url + query, keys["root"])
+    assert segments_read(home) * 5 < unmerged
+    assert status == 200 and [(h["id"], h["score"]) for h in after["hits"]] == [
+        (h["id"], h["score"]) for h in before["hits"]]

@@ -146,6 +146,7 @@ COMMANDS = {
     "keys": "serve_cmd",
     "serve": "serve_cmd",
     "sync": "sync_cmd",
+    "merge": "sync_cmd",
 }
 """The commands defined in other modules of :mod:`excerpt.cli`, by the module that adds them
 (with ``@cli.command``) when imported."""

@@ -81,6 +81,7 @@ def serve(ctx: click.Context, host: str, port: int, ingest_roots: tuple[Path, ..
     """Serve the engine over HTTP (GET /v1/search, POST /v1/ask, GET /v1/snapshots,
     /-/health, /openapi.json); every call but the health check needs an API key."""
     from excerpt.server.app import serve as run
+    from excerpt.server.merges import BackgroundMerges
 
     if workers > 1 and port == 0:
         raise click.UsageError("--workers needs a fixed --port: each worker listens on it")
@@ -90,7 +91,12 @@ def serve(ctx: click.Context, host: str, port: int, ingest_roots: tuple[Path, ..
     _check_port(host, port)  # before the URL is printed: never announce a dead address
     plural = f", {workers} workers" if workers > 1 else ""
     click.echo(f"excerpt on http://{host}:{port} ({len(ring.entries)} keys{plural})", err=True)
-    run(ctx.obj["engine"], ring, host, port, ingest_roots, workers)
+    merges = BackgroundMerges(ctx.obj["engine"])  # in this process, whatever the workers
+    merges.start()
+    try:
+        run(ctx.obj["engine"], ring, host, port, ingest_roots, workers)
+    finally:
+        merges.stop()
 
 
 def _check_port(host: str, port: int) -> None:

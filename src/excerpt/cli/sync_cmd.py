@@ -18,7 +18,10 @@ from excerpt.cli.main import cli, emit, handles_errors, json_option, progress_ba
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import Engine
 from excerpt.ingest import FORMATS
+from excerpt.store.ann import AnnConfig
+from excerpt.store.tiers import FACTOR
 from excerpt.sync import SyncOptions, SyncResult, watch_folder
+from excerpt.types import Principal
 
 
 @cli.command()
@@ -74,6 +77,32 @@ def sync(ctx: click.Context, folder: Path, collection: str, name: str | None, fm
     with contextlib.suppress(KeyboardInterrupt):
         watch_folder(once, folder, debounce, report)
     click.echo("excerpt: stopped watching", err=True)
+
+
+@cli.command()
+@click.option("--collection", default=None,
+              help="The collection whose segments merge (default: every collection).")
+@click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
+@json_option
+@click.pass_context
+@handles_errors
+def merge(ctx: click.Context, collection: str | None, no_progress: bool) -> None:
+    """Merge the small segments of a collection (every sync pass does it when it ends): for a
+    store synced before segments merged, or imports of many small sources. Results do not
+    change; waits for a sync of the collection to end first."""
+    engine: Engine = ctx.obj["engine"]
+    store = engine.store
+    names = [collection] if collection else store.collections()
+    if collection and collection not in store.collections():
+        raise engine.catalogue.missing_collection(collection, Principal.admin())
+    counts: dict[str, int] = {}
+    with progress_bar(not no_progress) as update:
+        for name in names:
+            with store.sync_lock(name, True, lambda m: click.echo(f"excerpt: {m}", err=True)):
+                counts[name] = store.merge(name, AnnConfig.from_settings(engine.settings),
+                                           update, engine.settings.merge_factor or FACTOR)
+    emit(ctx, {"merges": counts}, lambda: click.echo(
+        "; ".join(f"{n}: {c} merge(s)" for n, c in counts.items()) or "no collection"))
 
 
 LISTED = 20
