@@ -98,8 +98,11 @@ def queries_from(texts: list[str], n: int) -> list[str]:
     rng = random.Random(1)
     out = []
     for _ in range(n):
-        words = [w for w in re.findall(r"[A-Za-z]{4,}", rng.choice(texts)) if w.lower() != "note"]
-        out.append(" ".join(rng.sample(words, min(3, len(words)))) or "note")
+        # words of one file (synthetic ones are "w123"), not the heading's "Note"/"Section"
+        body = rng.choice(texts).split("\n", 1)[1]
+        words = [w for w in re.findall(r"\b[A-Za-z]\w{2,}\b", body)
+                 if not w.lower().startswith("note")]
+        out.append(" ".join(rng.sample(words, min(3, len(words)))))
     return out
 
 
