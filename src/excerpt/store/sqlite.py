@@ -118,7 +118,11 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
         self._conn.execute("COMMIT")
 
     def recover(self) -> None:
-        """Mark runs of dead processes abandoned and remove every segment nobody publishes."""
+        """Mark runs of dead processes abandoned and remove every segment nobody publishes.
+        The folders go while this holds the write lock: an import or a merge moves its
+        folder into place inside its own write transaction, so none can be caught between
+        its rename and its commit (seen unpublished and removed)."""
+        self.remove_replaced()
         with self._transaction() as conn:
             for run_id, pid, started in conn.execute(
                 "SELECT id, pid, pid_started FROM import_runs WHERE status = 'running'"
@@ -134,13 +138,12 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
                 for row in conn.execute("SELECT id FROM import_runs WHERE status = 'running'")
             }
             published = {row[0] for row in conn.execute("SELECT segment FROM snapshots")}
-        self.remove_replaced()
-        kept = published | self.kept_folders()
-        for entry in self.segments_dir.iterdir():
-            run_id = self._run_of_dir(entry.name)
-            if entry.name in kept or run_id in live:
-                continue
-            shutil.rmtree(entry, ignore_errors=True)
+            kept = published | self.kept_folders()
+            for entry in self.segments_dir.iterdir():
+                run_id = self._run_of_dir(entry.name)
+                if entry.name in kept or run_id in live:
+                    continue
+                shutil.rmtree(entry, ignore_errors=True)
 
     @staticmethod
     def _run_of_dir(name: str) -> int | None:
