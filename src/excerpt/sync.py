@@ -1,7 +1,8 @@
 """``excerpt sync``: a collection that mirrors a folder.
 
 Every file is its own source, ``sync:<name>/<relative path>``, where ``name`` is the folder's
-name unless one is given. The prefix keeps sync's sources apart from ``excerpt ingest``'s
+name unless one is given, and its document and node ids begin with ``<name>/<relative path>``
+(``notes/a/README.md:0000``: two README.md files of one folder are two documents). The prefix keeps sync's sources apart from ``excerpt ingest``'s
 (named by their paths) and from another folder's files synced into the same collection: a
 sync retires only the sources under its own prefix, so it never takes another folder's files
 out of the view. The name, not the absolute path, identifies the folder, so that a folder
@@ -53,6 +54,10 @@ __all__ = ["SOURCE_PREFIX", "SyncFailure", "SyncOptions", "SyncResult", "sync_fo
            "sync_source", "watch_folder"]
 
 SOURCE_PREFIX = "sync:"
+SYNC_IDS = 2
+"""How a synced file's ids are made (2: from its path in the folder, ``notes/a/README.md:0000``;
+1 took its name alone, and ``a/README.md`` hid ``b/README.md``): part of the content hash, so
+files synced the old way are imported once more."""
 MERGE_EVERY = 1000
 """Files a sync pass imports between two merges of the collection's segments."""
 
@@ -171,7 +176,8 @@ def _plan(importer: Importer, folder: Path, name: str, options: SyncOptions,
              if options.collection in store.collections() else {})
     load_options = importer.options(options.acl_tags, options.classification_labels,
                                     options.roots)
-    shaping = fingerprint(options.fmt, load_options, options.embedder, None)
+    shaping = {**fingerprint(options.fmt, load_options, options.embedder, None),
+               "ids": SYNC_IDS}
     files = walk_files(folder)
     plan = _Plan()
     for done, path in enumerate(files, 1):
@@ -206,7 +212,7 @@ def _import(importer: Importer, plan: _Plan, name: str, options: SyncOptions,
             imported = importer.run(
                 [path], options.collection, options.fmt, options.acl_tags,
                 options.classification_labels, None, options.embedder, source,
-                roots=options.roots, known_hash=hashed)
+                roots=options.roots, known_hash=hashed, document_id=f"{name}/{relative}")
         except (OSError, ExcerptError) as exc:
             result.failed.append(SyncFailure(relative, _reason(exc)))
             if remembered is not None:

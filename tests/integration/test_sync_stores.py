@@ -106,3 +106,26 @@ def test_nodes_at_reads_many_snapshots_nodes_in_the_order_asked(
     expected = [engine.store.nodes_by_ordinal(sid, [o])[0] for sid, o in asked]
     assert engine.store.nodes_at(asked) == expected and len(expected) == 270
     assert engine.store.nodes_at([]) == []
+
+
+def test_files_of_the_same_name_in_two_places_are_both_found(
+        where: tuple[str, str], tmp_path: Path) -> None:
+    """A synced file's ids come from its path in the folder (notes/a/README.md:0000), not its
+    name alone: README.md in two subfolders, and the same path in two folders synced into
+    one collection, are all found (the name alone gave them one id: one hid the others)."""
+    texts = {("notes", "a"): "The copper falcon nests in folder a.",
+             ("notes", "b"): "The marble canyon echoes in folder b.",
+             ("other", "a"): "The violet meadow blooms in the other folder."}
+    for (top, sub), text in texts.items():
+        (tmp_path / top / sub).mkdir(parents=True, exist_ok=True)
+        (tmp_path / top / sub / "README.md").write_text(f"# Readme\n\n{text}\n", "utf-8")
+    engine = engine_on(where, tmp_path)
+    for top in ("notes", "other"):
+        assert engine.sync(tmp_path / top, OPTIONS).to_json()["added"] == len(
+            [k for k in texts if k[0] == top])
+    for query, top, sub in (("copper falcon", "notes", "a"), ("marble canyon", "notes", "b"),
+                            ("violet meadow", "other", "a")):
+        hits = engine.search(query, Filters(collection="docs"), Principal.anonymous(), "bm25",
+                             3).hits
+        assert hits and hits[0].node.id.startswith(f"{top}/{sub}/README.md"), (query, hits)
+        assert hits[0].node.source == f"sync:{top}/{sub}/README.md"

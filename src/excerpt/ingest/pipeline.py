@@ -130,6 +130,7 @@ class Importer:
         roots: Sequence[Path | str] | None = None,
         known_hash: str | None = None,
         ray: str | None = None,
+        document_id: str | None = None,
     ) -> IngestResult:
         """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed').
         The same content as the latest snapshot of the run's source is a no-op ('unchanged').
@@ -139,7 +140,10 @@ class Importer:
         content hash, computed and compared by the caller (excerpt sync, for many files at
         once); the import then always runs and records it. ``ray``: a Ray cluster address
         (``auto``, ``HOST:PORT``, ``ray://HOST:PORT`` or ``local``) whose workers embed the
-        batches (:mod:`excerpt.embed.ray_embed`); everything else runs here as without it."""
+        batches (:mod:`excerpt.embed.ray_embed`); everything else runs here as without it.
+        ``document_id``: for one file, the id its document takes instead of the file's name
+        (and the prefix of the node ids made from it): excerpt sync gives each file its path
+        in the synced folder, so that ``a/README.md`` and ``b/README.md`` stay apart."""
         if embedder not in EMBEDDERS:
             raise InputError(f"unknown embedder {embedder!r}; choose one of {EMBEDDERS}")
         resolved = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
@@ -168,6 +172,8 @@ class Importer:
             issues = list(corpus.errors)
             if source:
                 _rename_source(corpus, source)
+            if document_id and len(resolved) == 1 and resolved[0].is_file():
+                _rename_document(corpus, resolved[0].name, document_id)
             try:
                 return self._build_and_publish(
                     run_id, collection, corpus, snapshot_name, embedder, started, progress,
@@ -322,6 +328,22 @@ def _analyze(texts: Sequence[str], progress: Progress) -> list[list[str]]:
     tokens = analyze_many(texts)
     progress("analyze", len(texts), len(texts))
     return tokens
+
+
+def _rename_document(corpus: LoadedCorpus, old: str, new: str) -> None:
+    """The document the file's name identified (``README.md``) is ``new`` (``notes/a/README.md``),
+    and so are the node ids made from it (``README.md:0003``), in nodes and edges alike; ids
+    the content gives (a book's ``pg174:ch01:0003``, code symbols) are left as they are."""
+    def renamed(node_id: str) -> str:
+        if node_id == old:
+            return new
+        return new + node_id[len(old):] if node_id.startswith(old + ":") else node_id
+
+    corpus.documents = [replace(d, id=new) if d.id == old else d for d in corpus.documents]
+    corpus.nodes = [replace(n, id=renamed(n.id), document_id=new) if n.document_id == old
+                    else n for n in corpus.nodes]
+    corpus.edges = [replace(e, from_id=renamed(e.from_id), to_id=renamed(e.to_id))
+                    for e in corpus.edges]
 
 
 def _rename_source(corpus: LoadedCorpus, source: str) -> None:

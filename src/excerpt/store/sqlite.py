@@ -272,8 +272,8 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
         found = memo[1].get(key)
         if found is None:
             found = memo[1][key] = read()
-        if isinstance(found, SnapshotList):  # its view key goes with it
-            return cast(list[_T], found.copy())
+        if isinstance(found, SnapshotList):  # read-only: shared, not copied
+            return cast(list[_T], found)
         return list(found)
 
     def collections(self) -> list[str]:
