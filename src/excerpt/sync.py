@@ -2,8 +2,9 @@
 
 Every file is its own source, ``sync:<name>/<relative path>``, where ``name`` is the folder's
 name unless one is given, and its document and node ids begin with ``<name>/<relative path>``
-(``notes/a/README.md:0000``: two README.md files of one folder are two documents). The prefix keeps sync's sources apart from ``excerpt ingest``'s
-(named by their paths) and from another folder's files synced into the same collection: a
+(``notes/a/README.md:0000``: two README.md files of one folder are two documents). The prefix
+keeps sync's sources apart from ``excerpt ingest``'s (named by their paths) and from another
+folder's files synced into the same collection: a
 sync retires only the sources under its own prefix, so it never takes another folder's files
 out of the view. The name, not the absolute path, identifies the folder, so that a folder
 moved on disk, or the same folder uploaded as a zip (``POST /v1/sync``), keeps its sources and
