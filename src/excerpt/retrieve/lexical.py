@@ -204,13 +204,15 @@ def _whole_part(part: ViewPart, weights: Mapping[str, float], n: int, avgdl: flo
 
 
 def _top_of_sums(scores: npt.NDArray[np.float32], depth: int) -> Matches:
-    """Ordinals of the ``depth`` best positive scores and any tied with the last of them."""
-    if len(scores) > depth:
-        kth = np.partition(scores, len(scores) - depth)[len(scores) - depth]
-        ordinals = np.flatnonzero(scores >= kth if kth > 0 else scores > 0)
-    else:
-        ordinals = np.flatnonzero(scores > 0)
-    return ordinals, scores[ordinals]
+    """Ordinals of the ``depth`` best positive scores and any tied with the last of them
+    (partitioned among the matches only: a query matches a few hundred of 10,000 nodes)."""
+    ordinals = np.flatnonzero(scores > 0)
+    values = scores[ordinals]
+    if len(values) > depth:
+        kth = np.partition(values, len(values) - depth)[len(values) - depth]
+        keep = values >= kth
+        ordinals, values = ordinals[keep], values[keep]
+    return ordinals, values
 
 
 def search_bm25(
