@@ -1,0 +1,41 @@
+"""The merge policy (store/tiers.py): levels by powers of the factor, merges only within a key,
+the smallest first up to AT_ONCE, segments mostly of deleted rows rewritten first."""
+
+from __future__ import annotations
+
+from excerpt.store.tiers import SegmentStat, level, next_merge
+
+
+def stats(rows: list[int], key: str = "k") -> list[SegmentStat]:
+    return [SegmentStat(f"s{i:04d}", r, key) for i, r in enumerate(rows)]
+
+
+def test_levels_are_powers_of_the_factor() -> None:
+    assert [level(r) for r in (0, 1, 9, 10, 99, 100, 999, 1000, 10**6)] == [
+        0, 0, 0, 1, 1, 2, 2, 3, 6]
+    assert level(8, factor=2) == 3
+
+
+def test_a_level_merges_when_it_holds_factor_segments() -> None:
+    assert next_merge(stats([1] * 9)) == []
+    assert next_merge(stats([1] * 10)) == [f"s{i:04d}" for i in range(10)]
+    assert next_merge(stats([500, 3, 700] + [20] * 9)) == []  # levels 2, 0, 2, 1: none full
+
+
+def test_the_lowest_full_level_goes_first_smallest_first_at_most_at_once() -> None:
+    rows = [150] * 10 + [5, 3, 9, 1, 2, 7, 4, 8, 6, 3, 2]
+    picked = next_merge(stats(rows), at_once=4)
+    assert picked == ["s0013", "s0014", "s0020", "s0011"]  # rows 1, 2, 2, 3 (ties by name)
+
+
+def test_segments_of_another_analyzer_or_model_never_merge_together() -> None:
+    mixed = stats([1] * 6, "minilm") + [SegmentStat(f"e{i}", 1, "e5") for i in range(6)]
+    assert next_merge(mixed) == []
+    assert len(next_merge(mixed, factor=6)) == 6
+
+
+def test_a_segment_mostly_of_deleted_rows_is_rewritten_alone_first() -> None:
+    doomed = SegmentStat("big", 80, "k", dead=20)  # 20 % deleted
+    kept = SegmentStat("fine", 95, "k", dead=5)
+    assert next_merge([kept, doomed, *stats([1] * 10)]) == ["big"]
+    assert next_merge([kept]) == []
