@@ -133,6 +133,16 @@ def pg_url(pg_database: Callable[[], str]) -> str:
     return pg_database()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """(kind, where) of a store, once per backend: a home folder for the embedded store, a new
+    database URL for PostgreSQL (tests.conformance.view_helpers.open_store opens it)."""
+    if request.param == "postgres":
+        yield "postgres", request.getfixturevalue("pg_url")
+    else:
+        yield "sqlite", str(tmp_path / "home")
+
+
 @pytest.fixture(scope="session")
 def regulation_book(shared_data: Callable[..., Path],
                     tmp_path_factory: pytest.TempPathFactory) -> Path:

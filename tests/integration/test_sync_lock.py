@@ -11,25 +11,16 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conformance.view_helpers import BACKENDS, open_store
+from tests.conformance.view_helpers import open_store
 
 from excerpt.engine import Engine
 from excerpt.errors import BusyError
 from excerpt.sync import SyncOptions
 
 OPTIONS = SyncOptions(collection="docs", embedder="none", wait=False)
-
-
-@pytest.fixture(params=BACKENDS)
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    if request.param == "postgres":
-        yield "postgres", request.getfixturevalue("pg_url")
-    else:
-        yield "sqlite", str(tmp_path / "home")
 
 
 def folder_of(tmp_path: Path, files: int = 3) -> Path:

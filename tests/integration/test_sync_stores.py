@@ -4,12 +4,10 @@ content hash and the retirement live in the store, so a second process sees them
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from tests.conformance.view_helpers import BACKENDS, open_store
+from tests.conformance.view_helpers import open_store
 
 from excerpt.engine import Engine
 from excerpt.sync import SyncOptions
@@ -21,14 +19,6 @@ FILES = {
     "harbor/lantern.md": "# Harbor\n\nA lantern burns in the harbor all night.",
     "meadow.txt": "Violet flowers in the meadow by the orchard.",
 }
-
-
-@pytest.fixture(params=BACKENDS)
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    if request.param == "postgres":
-        yield "postgres", request.getfixturevalue("pg_url")
-    else:
-        yield "sqlite", str(tmp_path / "home")
 
 
 def engine_on(where: tuple[str, str], tmp_path: Path) -> Engine:
