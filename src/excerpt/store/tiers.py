@@ -10,7 +10,9 @@ row is rewritten ``O(log n)`` times over its life. ``AT_ONCE`` lets the thousand
 one-node segments a first sync of a folder leaves merge in a few passes rather than
 hundreds (each input is read once per merge, whatever its size). A segment where more than
 ``DEAD_SHARE`` of the rows belong to deleted snapshots is rewritten alone first, without them
-(as Lucene's tiered policy reclaims deletes).
+(as Lucene's tiered policy reclaims deletes). As Lucene caps its merged segments, segments
+of ``MERGE_BELOW`` rows or more are never merged, and a merge writes at most ``MAX_MERGED``
+rows: a collection of ten 1M-node imports is not rewritten behind a server's back.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from dataclasses import dataclass
 FACTOR = 10
 AT_ONCE = 1000
 DEAD_SHARE = 0.1
+MERGE_BELOW = 100_000
+"""Segments of this many rows or more are left as they are (a large import is one already)."""
+MAX_MERGED = 1_000_000
+"""Rows one merge writes at most: a merge's time and memory stay bounded."""
 
 
 @dataclass(frozen=True)
@@ -48,10 +54,17 @@ def next_merge(stats: Sequence[SegmentStat], factor: int = FACTOR,
             return [stat.name]
     levels: dict[tuple[Hashable, int], list[SegmentStat]] = {}
     for stat in stats:
-        levels.setdefault((stat.key, level(stat.rows, factor)), []).append(stat)
+        if stat.rows < MERGE_BELOW:
+            levels.setdefault((stat.key, level(stat.rows, factor)), []).append(stat)
     full = [(lvl, group) for (_, lvl), group in levels.items() if len(group) >= factor]
     if not full:
         return []
     _, group = min(full, key=lambda pair: (pair[0], min(s.name for s in pair[1])))
     group.sort(key=lambda s: (s.rows, s.name))
-    return [s.name for s in group[:at_once]]
+    picked, rows = [], 0
+    for stat in group[:at_once]:
+        if picked and rows + stat.rows > MAX_MERGED:
+            break
+        picked.append(stat.name)
+        rows += stat.rows
+    return picked

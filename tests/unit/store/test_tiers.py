@@ -39,3 +39,10 @@ def test_a_segment_mostly_of_deleted_rows_is_rewritten_alone_first() -> None:
     kept = SegmentStat("fine", 95, "k", dead=5)
     assert next_merge([kept, doomed, *stats([1] * 10)]) == ["big"]
     assert next_merge([kept]) == []
+
+
+def test_large_segments_stay_and_a_merge_writes_a_bounded_number_of_rows() -> None:
+    big = stats([1_000_000] * 10)  # ten large imports: never rewritten behind anyone's back
+    assert next_merge(big) == []
+    many = stats([60_000] * 20)  # level 4, full: as many as fit in one merge's rows
+    assert next_merge(many) == [f"s{i:04d}" for i in range(16)]  # 16 x 60,000 <= 1,000,000
