@@ -199,7 +199,8 @@ class SegmentAccess:
         return view.seen
 
     def seen_ids(self, view: View) -> list[str]:
-        return list(view.seen_ids) if view.seen_ids is not None else [
+        """Shared with the view's layout (read-only: SharedList), not copied per read."""
+        return view.seen_ids if view.seen_ids is not None else [
             i.snapshot_id for i in view.seen]
 
     def seen_snapshots(self, snapshots: Sequence[SnapshotInfo],

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from excerpt.store.base import SnapshotInfo, Store
+from excerpt.store.base import SharedList, SnapshotInfo, Store
 from excerpt.store.segment import BoolArray, Segment
 from excerpt.types import Principal
 
@@ -191,7 +191,7 @@ class Layout:
         found = self._seen.get(principal)
         if found is None:
             infos = seen_in_order(parts, self.order)
-            found = (infos, [i.snapshot_id for i in infos])
+            found = (infos, SharedList(i.snapshot_id for i in infos))
             if len(self._seen) >= PRINCIPALS_KEPT:
                 self._seen.pop(next(iter(self._seen)))
             self._seen[principal] = found

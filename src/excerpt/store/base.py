@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +62,9 @@ class SnapshotInfo:
         }
 
 
+_Item = TypeVar("_Item")
+
+
 class ViewKey:
     """What identifies a view: its snapshots' ids, sorted; hashed once (a view of 10,000
     synced files would hash 10,000 ids at every read)."""
@@ -83,11 +86,21 @@ class ViewKey:
         return len(self.ids)
 
 
-class SnapshotList(list["SnapshotInfo"]):
-    """Snapshots as a store resolved a view from them, shared by every read until the
-    database changes (a view of 10,000 synced files would copy 10,000 items at every read),
-    so read-only: changing one raises TypeError (copy it: ``list(...)``). It carries the
-    view's key (:func:`view_key`), computed once."""
+class SharedList(list[_Item]):
+    """A list shared by every read until the database changes (a view of 10,000 synced files
+    would copy 10,000 items at every read), so read-only: changing one raises TypeError
+    (copy it: ``list(...)``). Equal to, and serialised as, a list."""
+
+    def _shared(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("this list is shared by every read: copy it first (list(...))")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _shared
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _shared
+
+
+class SnapshotList(SharedList["SnapshotInfo"]):
+    """Snapshots as a store resolved a view from them (shared, read-only), with the view's
+    key (:func:`view_key`), computed once."""
 
     _key: ViewKey | None = None
 
@@ -95,13 +108,6 @@ class SnapshotList(list["SnapshotInfo"]):
         if self._key is None:
             self._key = ViewKey(tuple(sorted(s.snapshot_id for s in self)))
         return self._key
-
-    def _shared(self, *args: object, **kwargs: object) -> NoReturn:
-        raise TypeError("a store's snapshot list is shared by every read: copy it first "
-                        "(list(...))")
-
-    append = extend = insert = remove = pop = clear = sort = reverse = _shared
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _shared
 
 
 def view_key(snapshots: Sequence[SnapshotInfo]) -> ViewKey:

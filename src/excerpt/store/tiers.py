@@ -61,7 +61,8 @@ def next_merge(stats: Sequence[SegmentStat], factor: int = FACTOR,
         return []
     _, group = min(full, key=lambda pair: (pair[0], min(s.name for s in pair[1])))
     group.sort(key=lambda s: (s.rows, s.name))
-    picked, rows = [], 0
+    picked: list[str] = []
+    rows = 0
     for stat in group[:at_once]:
         if picked and rows + stat.rows > MAX_MERGED:
             break
