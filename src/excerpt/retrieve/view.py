@@ -165,9 +165,13 @@ class Group:
         if len(self.infos) == 1 and self.present is None:
             seen = frozenset([self.infos[0].snapshot_id]) if visible else frozenset()
             return mask, visible, length, seen
-        seen = frozenset(info.snapshot_id for info, first in zip(self.infos, self.firsts,
-                                                                 strict=True)
-                         if rights[first:first + seg.member_range(info.snapshot_id)[1]].any())
+        # visible rows per snapshot, from a running count: one pass, however many snapshots
+        counted = np.concatenate(([0], np.cumsum(rights, dtype=np.int64)))
+        firsts = np.asarray(self.firsts, dtype=np.int64)
+        ends = firsts + np.asarray([seg.member_range(i.snapshot_id)[1] for i in self.infos],
+                                   dtype=np.int64)
+        held = (counted[ends] - counted[firsts]).tolist()
+        seen = frozenset(i.snapshot_id for i, h in zip(self.infos, held, strict=True) if h)
         return mask, visible, length, seen
 
 
@@ -203,11 +207,11 @@ def lay_out(store: Store, snapshots: Sequence[SnapshotInfo]) -> Layout:
     import holds one; a merged segment many), each group with the rows present: the view's
     snapshots' rows, shadowed copies out (:func:`shadowed`)."""
     by_segment: dict[int, tuple[Segment, list[tuple[int, SnapshotInfo]]]] = {}
-    for info in snapshots:
-        seg = store.segment(info.snapshot_id)
+    segments = store.segments([info.snapshot_id for info in snapshots])
+    for info, seg in zip(snapshots, segments, strict=True):
         first, _ = seg.member_range(info.snapshot_id)
         by_segment.setdefault(id(seg), (seg, []))[1].append((first, info))
-    shadows = shadowed(store, snapshots) if len(snapshots) > 1 else {}
+    shadows = shadowed(store, snapshots, segments) if len(snapshots) > 1 else {}
     groups = []
     for seg, held in by_segment.values():
         held.sort(key=lambda pair: pair[0])
@@ -270,18 +274,25 @@ def mask_stats(seg: Segment, mask: BoolArray) -> tuple[int, float]:
     return visible, float(seg.doc_len[mask].sum()) if visible else 0.0
 
 
-def shadowed(store: Store, snapshots: Sequence[SnapshotInfo]) -> Shadows:
+def shadowed(store: Store, snapshots: Sequence[SnapshotInfo],
+             segments: Sequence[Segment] | None = None) -> Shadows:
     """Ids are unique within a view: where several snapshots hold one id, the one imported
     last (highest run) holds it and the others' copies are shadowed, whoever reads. It does
     not depend on the caller, so a copy the caller may not see still shadows the older ones
     (nothing hidden is revealed or brought back) and BM25 statistics count the holder only.
     Snapshots with nothing shadowed are absent from the result."""
+    segments = store.segments([s.snapshot_id for s in snapshots]) if segments is None else (
+        segments)
+    rows = {}
+    for info, seg in zip(snapshots, segments, strict=True):
+        first, n = seg.member_range(info.snapshot_id)
+        rows[info.snapshot_id] = seg.ids[first:first + n]
+    if sum(map(len, rows.values())) == len(set().union(*rows.values())):
+        return {}  # every id held once: nothing shadowed (one pass over the ids)
     out: Shadows = {}
     later: set[str] = set()
     for info in sorted(snapshots, key=lambda s: s.run_id, reverse=True):
-        seg = store.segment(info.snapshot_id)
-        first, n = seg.member_range(info.snapshot_id)
-        ids = seg.ids[first:first + n]
+        ids = rows[info.snapshot_id]
         if later:
             mask = np.fromiter((i in later for i in ids), dtype=bool, count=len(ids))
             if mask.any():

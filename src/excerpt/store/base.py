@@ -268,6 +268,11 @@ class Store(VectorStoreCache, Protocol):
 
     def segment(self, snapshot_id: str) -> Segment: ...
 
+    def segments(self, snapshot_ids: Sequence[str]) -> list[Segment]:
+        """:meth:`segment` of each of ``snapshot_ids``, looked up together (a view of 10,000
+        synced files asks for 10,000)."""
+        ...
+
     def nodes_by_ordinal(self, snapshot_id: str, ordinals: Sequence[int]) -> list[Node]: ...
 
     def nodes_at(self, places: Sequence[tuple[str, int]]) -> list[Node]:

@@ -319,6 +319,9 @@ class PostgresStore(SourceRecords, RecordQueries):
     def segment(self, snapshot_id: str) -> Segment:
         raise StoreError("the PostgreSQL store ranks in SQL and keeps no segment files")
 
+    def segments(self, snapshot_ids: Sequence[str]) -> list[Segment]:
+        raise StoreError("the PostgreSQL store ranks in SQL and keeps no segment files")
+
     @staticmethod
     def _node(row: Sequence[Any]) -> Node:
         return Node(id=row[0], document_id=row[1], text=row[2], title=row[3], source=row[4],

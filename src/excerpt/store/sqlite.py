@@ -353,6 +353,13 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
             raise NotFoundError(f"no snapshot {snapshot_id!r}")
         return self._segment_in(folder, snapshot_id)
 
+    def segments(self, snapshot_ids: Sequence[str]) -> list[Segment]:
+        folders = self._folders()
+        missing = [sid for sid in snapshot_ids if sid not in folders]
+        if missing:
+            raise NotFoundError(f"no snapshot {missing[0]!r}")
+        return [self._segment_in(folders[sid], sid) for sid in snapshot_ids]
+
     _NODE_COLUMNS = (
         'id, document_id, text, title, source, start, "end", acl_tags, labels, metadata'
     )
