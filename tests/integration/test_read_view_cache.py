@@ -96,8 +96,16 @@ def test_a_collection_deleted_by_another_process_is_not_found(engine: Engine) ->
         engine.search("river", FILTERS, ADMIN, "bm25", 10)
 
 
-def test_cached_reads_are_copies(engine: Engine) -> None:
+def test_cached_reads_cannot_be_changed_by_a_caller(engine: Engine) -> None:
+    """The latest view is shared by every read until the database changes (a folder of
+    10,000 synced files would be copied at every search), so it is read-only; a copy is the
+    caller's own. Other cached reads are copies."""
     first = engine.store.latest_snapshots("docs")
-    first.clear()
+    with pytest.raises(TypeError, match="shared by every read"):
+        first.clear()
+    mine = list(first)
+    mine.clear()
     assert len(engine.store.latest_snapshots("docs")) == 1
+    names = engine.store.collections()
+    names.clear()
     assert engine.store.collections() == ["docs"]
