@@ -223,18 +223,19 @@ def _import(importer: Importer, plan: _Plan, name: str, options: SyncOptions,
         if imported.snapshot_id:
             result.snapshots[relative] = imported.snapshot_id
         if done % MERGE_EVERY == 0:  # a long first sync keeps its segments few as it goes
-            result.merges += _merge(importer, options.collection, progress)
+            result.merges += _merge(importer, options.collection, progress, tidy=False)
     if plan.todo:
         progress("import", len(plan.todo), len(plan.todo))
 
 
-def _merge(importer: Importer, collection: str, progress: Progress) -> int:
-    """The collection's small segments merged (store/compaction.py); 0 with merge_factor 0."""
+def _merge(importer: Importer, collection: str, progress: Progress, tidy: bool = True) -> int:
+    """The collection's small segments merged (store/compaction.py; ``tidy`` when the pass
+    ends: the small ones it leaves too); 0 with merge_factor 0."""
     factor = importer.settings.merge_factor
     if not factor:
         return 0
     return importer.store.merge(collection, AnnConfig.from_settings(importer.settings),
-                                progress, factor)
+                                progress, factor, tidy)
 
 
 def _retire(importer: Importer, name: str, collection: str, seen: set[str],

@@ -242,9 +242,10 @@ class Store(VectorStoreCache, Protocol):
 
     def merge(self, collection: str, ann: AnnConfig | None = None,
               progress: Callable[[str, int, int], None] | None = None,
-              factor: int = 10) -> int:
-        """Merge ``collection``'s small segments (store/compaction.py); the merges run (0 for a
-        store that keeps rows, not segments)."""
+              factor: int = 10, tidy: bool = True) -> int:
+        """Merge ``collection``'s small segments (store/compaction.py; ``tidy``: the small
+        ones a pass leaves too); the merges run (0 for a store that keeps rows, not
+        segments)."""
         ...
 
     def sync_lock(self, collection: str, wait: bool,

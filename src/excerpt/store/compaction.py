@@ -91,13 +91,15 @@ class SegmentMerges:
     # -- merging --------------------------------------------------------------------------------
 
     def merge(self, collection: str, ann: AnnConfig | None = None,
-              progress: Progress | None = None, factor: int = FACTOR) -> int:
-        """Merge ``collection``'s segments until the policy has nothing to merge (store/tiers.py);
-        returns the number of merges. The caller holds the collection's sync lock."""
+              progress: Progress | None = None, factor: int = FACTOR,
+              tidy: bool = True) -> int:
+        """Merge ``collection``'s segments until the policy has nothing to merge (store/tiers.py;
+        ``tidy``: its small leftovers too); returns the number of merges. The caller holds the
+        collection's sync lock."""
         progress = progress or _no_progress
         self.remove_replaced()
         merges = 0
-        while batch := next_merge(self._stats(collection), factor):
+        while batch := next_merge(self._stats(collection), factor, tidy=tidy):
             progress("merge", merges, merges + 1)
             self._merge_one(collection, batch, ann)
             merges += 1

@@ -190,7 +190,7 @@ class PostgresStore(SourceRecords, RecordQueries):
 
     def merge(self, collection: str, ann: AnnConfig | None = None,
               progress: Callable[[str, int, int], None] | None = None,
-              factor: int = 10) -> int:
+              factor: int = 10, tidy: bool = True) -> int:
         """Nothing to merge: PostgreSQL keeps a collection's rows in its tables, whatever the
         number of snapshots (its per-source costs: bench/many_sources.py)."""
         return 0

@@ -1,7 +1,8 @@
 """Which segments to merge next: a tiered policy, as Lucene's and tantivy's log merge policies.
 
-A segment's *level* is ``floor(log_F(rows))`` for the merge factor ``F`` (10): a file of one
-node is level 0, a segment of 1,000 rows level 3. Whenever a level holds ``F`` or more
+A segment's *level* is ``floor(log_F(max(rows, FLOOR)))`` for the merge factor ``F`` (10): a
+segment under ``FLOOR`` (1,000) rows, a file of one node or of a hundred, is level 3, as one of
+1,000 rows; one of 10,000 rows level 4. Whenever a level holds ``F`` or more
 segments that can merge with each other (the same analyzer, embedding model and format), its
 smallest ones, up to ``AT_ONCE``, are merged into one, which lands a level or more higher;
 repeated until no level holds ``F``. So a collection of ``n`` rows keeps fewer than ``F``
@@ -10,7 +11,9 @@ row is rewritten ``O(log n)`` times over its life. ``AT_ONCE`` lets the thousand
 one-node segments a first sync of a folder leaves merge in a few passes rather than
 hundreds (each input is read once per merge, whatever its size). A segment where more than
 ``DEAD_SHARE`` of the rows belong to deleted snapshots is rewritten alone first, without them
-(as Lucene's tiered policy reclaims deletes). As Lucene caps its merged segments, segments
+(as Lucene's tiered policy reclaims deletes). When a sync pass ends (``tidy``), the segments
+it leaves under ``FLOOR`` rows are merged into one whatever their number: a query reads one
+part per segment, and leftovers under the factor would each cost it one. As Lucene caps its merged segments, segments
 of ``MERGE_BELOW`` rows or more are never merged, and a merge writes at most ``MAX_MERGED``
 rows: a collection of ten 1M-node imports is not rewritten behind a server's back.
 """
@@ -28,6 +31,9 @@ MERGE_BELOW = 100_000
 """Segments of this many rows or more are left as they are (a large import is one already)."""
 MAX_MERGED = 1_000_000
 """Rows one merge writes at most: a merge's time and memory stay bounded."""
+FLOOR = 1000
+"""Segments smaller than this count as this size (Lucene's floor segment size): the one-file
+segments of a sync, of 1 to 999 rows, are one level, not three."""
 
 
 @dataclass(frozen=True)
@@ -42,13 +48,15 @@ class SegmentStat:
 
 
 def level(rows: int, factor: int = FACTOR) -> int:
-    return int(math.log(max(rows, 1), factor) + 1e-9)
+    return int(math.log(max(rows, FLOOR, 1), factor) + 1e-9)
 
 
 def next_merge(stats: Sequence[SegmentStat], factor: int = FACTOR,
-               at_once: int = AT_ONCE) -> list[str]:
+               at_once: int = AT_ONCE, tidy: bool = False) -> list[str]:
     """The names of the segments to merge next (smallest first, ties by name), or [] when no
-    level holds ``factor`` segments of one key and no segment is mostly deleted rows."""
+    level holds ``factor`` segments of one key and no segment is mostly deleted rows.
+    ``tidy`` (when a sync pass ends): two or more segments all under ``FLOOR`` rows merge too,
+    so a pass leaves at most one small segment per key (each one more part for a query)."""
     for stat in sorted(stats, key=lambda s: s.name):
         if stat.dead > DEAD_SHARE * (stat.rows + stat.dead):
             return [stat.name]
@@ -57,6 +65,10 @@ def next_merge(stats: Sequence[SegmentStat], factor: int = FACTOR,
         if stat.rows < MERGE_BELOW:
             levels.setdefault((stat.key, level(stat.rows, factor)), []).append(stat)
     full = [(lvl, group) for (_, lvl), group in levels.items() if len(group) >= factor]
+    if not full and tidy:  # what a pass leaves below the floor, made one segment
+        small = [(lvl, [s for s in group if s.rows < FLOOR])
+                 for (_, lvl), group in levels.items()]
+        full = [(lvl, group) for lvl, group in small if len(group) >= 2]
     if not full:
         return []
     _, group = min(full, key=lambda pair: (pair[0], min(s.name for s in pair[1])))

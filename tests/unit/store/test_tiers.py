@@ -10,20 +10,26 @@ def stats(rows: list[int], key: str = "k") -> list[SegmentStat]:
     return [SegmentStat(f"s{i:04d}", r, key) for i, r in enumerate(rows)]
 
 
-def test_levels_are_powers_of_the_factor() -> None:
-    assert [level(r) for r in (0, 1, 9, 10, 99, 100, 999, 1000, 10**6)] == [
-        0, 0, 0, 1, 1, 2, 2, 3, 6]
-    assert level(8, factor=2) == 3
+def test_levels_are_powers_of_the_factor_above_the_floor() -> None:
+    assert [level(r) for r in (0, 1, 999, 1000, 9999, 10_000, 10**6)] == [3, 3, 3, 3, 3, 4, 6]
+    assert level(8, factor=2) == 9  # the floor, 1,000 rows, is 2 ** 9.97
 
 
 def test_a_level_merges_when_it_holds_factor_segments() -> None:
     assert next_merge(stats([1] * 9)) == []
     assert next_merge(stats([1] * 10)) == [f"s{i:04d}" for i in range(10)]
-    assert next_merge(stats([500, 3, 700] + [20] * 9)) == []  # levels 2, 0, 2, 1: none full
+    assert next_merge(stats([5_000, 3, 7_000] + [20_000] * 9)) == []  # level 3 x 3, 4 x 9
+
+
+def test_a_tidy_pass_leaves_at_most_one_segment_under_the_floor() -> None:
+    leftovers = stats([5, 300, 40, 5_000, 12_000])  # what a pass left
+    assert next_merge(leftovers) == []
+    assert next_merge(leftovers, tidy=True) == ["s0000", "s0002", "s0001"]  # the small ones
+    assert next_merge(stats([5, 5_000]), tidy=True) == []  # one small one alone stays
 
 
 def test_the_lowest_full_level_goes_first_smallest_first_at_most_at_once() -> None:
-    rows = [150] * 10 + [5, 3, 9, 1, 2, 7, 4, 8, 6, 3, 2]
+    rows = [15_000] * 10 + [5, 3, 9, 1, 2, 7, 4, 8, 6, 3, 2]
     picked = next_merge(stats(rows), at_once=4)
     assert picked == ["s0013", "s0014", "s0020", "s0011"]  # rows 1, 2, 2, 3 (ties by name)
 
