@@ -13,9 +13,9 @@ hundreds (each input is read once per merge, whatever its size). A segment where
 ``DEAD_SHARE`` of the rows belong to deleted snapshots is rewritten alone first, without them
 (as Lucene's tiered policy reclaims deletes). When a sync pass ends (``tidy``), the segments
 it leaves under ``FLOOR`` rows are merged into one whatever their number: a query reads one
-part per segment, and leftovers under the factor would each cost it one. As Lucene caps its merged segments, segments
-of ``MERGE_BELOW`` rows or more are never merged, and a merge writes at most ``MAX_MERGED``
-rows: a collection of ten 1M-node imports is not rewritten behind a server's back.
+part per segment, and leftovers under the factor would each cost it one. As Lucene caps its
+merged segments, segments of ``MERGE_BELOW`` rows or more are never merged, and a merge writes
+at most ``MAX_MERGED`` rows: ten 1M-node imports are not rewritten behind a server's back.
 """
 
 from __future__ import annotations
