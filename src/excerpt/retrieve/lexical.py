@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -175,30 +176,53 @@ def _part_matches(part: ViewPart, terms: list[tuple[str, IntArray, FloatArray, f
     return _top_of_sums(np.bincount(docs, contrib).astype(np.float32), depth)  # 0: no match
 
 
-def _whole_part(part: ViewPart, weights: Mapping[str, float], n: int, avgdl: float,
-                k1: float, b: float, depth: int) -> Matches | None:
-    """:func:`_part_matches` for a view of one part the caller sees whole, from the segment's
-    term weights cached for the view's statistics (``Segment.term_weights``, the same bits as
-    :func:`term_weight`): a handful of numpy calls per query, whatever its length.  None when
-    the segment keeps no such cache (too many postings)."""
-    seg = part.segment
-    cached = seg.term_weights(avgdl, k1, b)
-    if cached is None:
+def _cached(view: View, weights: Mapping[str, float], avgdl: float, k1: float, b: float,
+            depth: int) -> list[Matches] | None:
+    """:func:`_part_matches` of every part, from the segments' term weights cached for the
+    view's statistics (``Segment.term_weights``, the same bits as :func:`term_weight`), each
+    part's postings narrowed to its mask when the caller does not see it whole: a handful of
+    numpy calls per term and part, whatever the query's length. The terms are summed in the
+    query's order and df counts the visible postings of every part, as :func:`gather` does.
+    None when a segment keeps no such cache (too many postings)."""
+    cached = [p.segment.term_weights(avgdl, k1, b) for p in view.parts]
+    if any(c is None for c in cached):
         return None
-    starts, ends, idfs = [], [], []
+    n = view.visible
+    terms: list[tuple[float, list[tuple[IntArray, FloatArray] | None]]] = []
     for term, qtf in weights.items():
-        at = seg.term_range(term)
-        if at is not None and at[1] > at[0]:
-            starts.append(at[0])
-            ends.append(at[1])
-            idfs.append(qtf * idf(at[1] - at[0], n))
-    if not starts:
+        per_part: list[tuple[IntArray, FloatArray] | None] = []
+        df = 0
+        for part, weight_of in zip(view.parts, cached, strict=True):
+            found = _cached_postings(part, weight_of, term)
+            per_part.append(found)
+            df += 0 if found is None else len(found[0])
+        if df:
+            terms.append((qtf * idf(df, n), per_part))
+    return [_summed([(w, found) for w, per_part in terms if (found := per_part[i]) is not None],
+                    depth) for i in range(len(view.parts))]
+
+
+def _cached_postings(part: ViewPart, weight_of: Any, term: str
+                     ) -> tuple[IntArray, FloatArray] | None:
+    """The term's postings the part may read, with their cached weights; None: none."""
+    seg = part.segment
+    at = seg.term_range(term)
+    if at is None or at[1] <= at[0]:
+        return None
+    docs, weights = seg.post_docs[at[0]:at[1]], weight_of[at[0]:at[1]]
+    if part.visible < seg.size:
+        keep = part.mask[docs]
+        docs, weights = docs[keep], weights[keep]
+    return (docs, weights) if len(docs) else None
+
+
+def _summed(terms: list[tuple[float, tuple[IntArray, FloatArray]]], depth: int) -> Matches:
+    if not terms:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
-    all_docs = seg.post_docs
-    docs = np.concatenate([all_docs[s:e] for s, e in zip(starts, ends, strict=True)])
-    contrib = np.repeat(idfs, np.subtract(ends, starts)) * np.concatenate(
-        [cached[s:e] for s, e in zip(starts, ends, strict=True)])
-    if len(starts) == 1:
+    docs = np.concatenate([d for _, (d, _) in terms])
+    contrib = np.repeat([w for w, _ in terms], [len(d) for _, (d, _) in terms]) * (
+        np.concatenate([ws for _, (_, ws) in terms]))
+    if len(terms) == 1:
         return docs.astype(np.intp), contrib.astype(np.float32)
     return _top_of_sums(np.bincount(docs, contrib).astype(np.float32), depth)
 
@@ -225,13 +249,11 @@ def search_bm25(
     one-term query is not pruned: its exhaustive pass has no sum and beat pruning at 1M."""
     avgdl = view.avg_length
     prune_from = PRUNE_FROM if prune_from is None else prune_from
-    if len(view.parts) == 1 and view.parts[0].segment.size < prune_from:
-        part = view.parts[0]
+    if view.visible and all(p.segment.size < prune_from for p in view.parts):
         weights = query_tokens if isinstance(query_tokens, Mapping) else Counter(query_tokens)
-        if part.visible == part.segment.size and part.visible:
-            found = _whole_part(part, weights, part.visible, avgdl, k1, b, depth)
-            if found is not None:
-                return rank_matches(view, [found], depth)
+        every = _cached(view, weights, avgdl, k1, b, depth)
+        if every is not None:
+            return rank_matches(view, every, depth)
     matches = []
     for part, terms in zip(view.parts, gather(view, query_tokens), strict=True):
         found = (pruned_matches(part, terms, avgdl, k1, b, depth)
