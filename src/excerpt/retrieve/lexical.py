@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -180,13 +179,17 @@ def _cached(view: View, weights: Mapping[str, float], avgdl: float, k1: float, b
             depth: int) -> list[Matches] | None:
     """:func:`_part_matches` of every part, from the segments' term weights cached for the
     view's statistics (``Segment.term_weights``, the same bits as :func:`term_weight`), each
-    part's postings narrowed to its mask when the caller does not see it whole: a handful of
-    numpy calls per term and part, whatever the query's length. The terms are summed in the
+    part's postings narrowed to the rows the view has there (a merged segment holds other
+    snapshots' rows too): a handful of numpy calls per term and part, whatever the query's
+    length. The terms are summed in the
     query's order and df counts the visible postings of every part, as :func:`gather` does.
     None when a segment keeps no such cache (too many postings)."""
-    cached = [p.segment.term_weights(avgdl, k1, b) for p in view.parts]
-    if any(c is None for c in cached):
-        return None
+    cached: list[FloatArray] = []
+    for part in view.parts:
+        weight_of = part.segment.term_weights(avgdl, k1, b)
+        if weight_of is None:
+            return None
+        cached.append(weight_of)
     n = view.visible
     terms: list[tuple[float, list[tuple[IntArray, FloatArray] | None]]] = []
     for term, qtf in weights.items():
@@ -202,7 +205,7 @@ def _cached(view: View, weights: Mapping[str, float], avgdl: float, k1: float, b
                     depth) for i in range(len(view.parts))]
 
 
-def _cached_postings(part: ViewPart, weight_of: Any, term: str
+def _cached_postings(part: ViewPart, weight_of: FloatArray, term: str
                      ) -> tuple[IntArray, FloatArray] | None:
     """The term's postings the part may read, with their cached weights; None: none."""
     seg = part.segment
@@ -249,7 +252,10 @@ def search_bm25(
     one-term query is not pruned: its exhaustive pass has no sum and beat pruning at 1M."""
     avgdl = view.avg_length
     prune_from = PRUNE_FROM if prune_from is None else prune_from
-    if view.visible and all(p.segment.size < prune_from for p in view.parts):
+    # From the cached term weights when every part is read whole: the view's statistics are
+    # then the same whoever asks, so the cache (one array per statistics, a few kept) is not
+    # rebuilt for each caller's rights or each metadata filter.
+    if view.visible and all(p.whole and p.segment.size < prune_from for p in view.parts):
         weights = query_tokens if isinstance(query_tokens, Mapping) else Counter(query_tokens)
         every = _cached(view, weights, avgdl, k1, b, depth)
         if every is not None:

@@ -42,6 +42,15 @@ class ViewPart:
     """Rows of :attr:`infos` (shadowed copies out), whoever reads; None: every row."""
     firsts: tuple[int, ...] = (0,)
     """The first row of each of :attr:`infos`."""
+    rows: int = -1
+    """How many rows :attr:`present` holds (-1: every row of the segment): when
+    :attr:`visible` equals it, the caller reads every row of the view here, and the view's
+    BM25 statistics do not depend on who asks."""
+
+    @property
+    def whole(self) -> bool:
+        """Whether the caller reads every row the view has here (no rights or filter hides one)."""
+        return self.visible == (self.segment.size if self.rows < 0 else self.rows)
 
     @property
     def seen(self) -> bool:
@@ -137,6 +146,8 @@ class Group:
     infos: tuple[SnapshotInfo, ...]
     firsts: tuple[int, ...]
     present: BoolArray | None
+    rows: int = -1
+    """:attr:`present`'s count (-1: every row)."""
     _per_principal: dict[Principal, tuple[BoolArray, int, float, frozenset[str] | None]] = field(
         default_factory=dict)
 
@@ -217,7 +228,9 @@ def lay_out(store: Store, snapshots: Sequence[SnapshotInfo]) -> Layout:
         held.sort(key=lambda pair: pair[0])
         infos = tuple(info for _, info in held)
         firsts = tuple(first for first, _ in held)
-        groups.append(Group(seg, infos, firsts, _present(seg, infos, firsts, shadows)))
+        present = _present(seg, infos, firsts, shadows)
+        rows = -1 if present is None else int(present.sum())
+        groups.append(Group(seg, infos, firsts, present, rows))
     return Layout(groups, snapshots)
 
 
@@ -256,7 +269,7 @@ def build_view(
                     _metadata_rows, store, seg, key, value))
             visible, length = mask_stats(seg, mask)
         parts.append(ViewPart(group.infos, seg, mask, visible, length, seen, group.present,
-                              group.firsts))
+                              group.firsts, group.rows))
     view = View(parts, snapshots, layout.seen(principal, parts)[0])
     view.seen_ids = layout.seen(principal, parts)[1]
     return view

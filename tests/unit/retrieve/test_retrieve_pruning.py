@@ -27,13 +27,17 @@ def segment(folder: Path, name: str, docs: list[list[str]], shift: int = 2,
     return Segment(folder / name, name)
 
 
-def view(segments: list[Segment], masks: list[np.ndarray]) -> View:
+def view(segments: list[Segment], masks: list[np.ndarray], present: bool = False) -> View:
+    """``present``: the masks are the rows the view has in each segment (a merged segment's
+    other snapshots' rows left out), read whole by the caller, rather than its rights."""
     parts = []
     for seg, mask in zip(segments, masks, strict=True):
         info = SnapshotInfo(seg.snapshot_id, "c", "s", 1, "", "completed", 0, seg.size, 0)
         visible = int(mask.sum())
         parts.append(ViewPart((info,), seg, mask, visible,
-                              float(seg.doc_len[mask].sum()) if visible else 0.0))
+                              float(seg.doc_len[mask].sum()) if visible else 0.0,
+                              present=mask if present else None,
+                              rows=visible if present else -1))
     return View(parts)
 
 
@@ -78,10 +82,14 @@ def check_pruned_equals_exhaustive(n_docs: int, vocab: int, split: float, seed: 
         with tempfile.TemporaryDirectory() as tmp:
             segs = [segment(Path(tmp), f"s{i}", d, shift, long_postings, first)
                     for i, (d, first) in enumerate([(docs[:cut], 0), (docs[cut:], cut)]) if d]
-            v = view(segs, [rng.random(s.size) >= hidden for s in segs])
+            masks = [rng.random(s.size) >= hidden for s in segs]
+            v = view(segs, masks)
             want = exhaustive(v, query, depth)
             assert search_bm25(v, query, depth, prune_from=0) == want
             assert search_bm25(v, query, depth, prune_from=10**9) == want
+            held = view(segs, masks, present=True)  # the cached weights, masked
+            assert all(p.whole for p in held.parts)
+            assert search_bm25(held, query, depth, prune_from=10**9) == want
     finally:
         pruning.FIRST_ROUND, pruning.GROWTH = saved
 
