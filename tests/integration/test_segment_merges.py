@@ -289,3 +289,22 @@ def test_serve_merges_small_imports_in_the_background(
     assert segments_read(home) * 5 < unmerged
     assert status == 200 and [(h["id"], h["score"]) for h in after["hits"]] == [
         (h["id"], h["score"]) for h in before["hits"]]
+
+
+def test_the_folders_a_merge_replaced_go_once_their_grace_is_over(
+        homes: dict[str, Any], tmp_path: Path) -> None:
+    """Kept for readers still in them (GRACE_S), then removed; what a snapshot names stays."""
+    root = homes["root"]
+    home = tmp_path / "home"
+    shutil.copytree(root / "after", home)
+    expected = answers(home, "bm25", CALLERS[2], Filters(collection="book"))
+    store = SQLiteStore(home)
+    named = set(store._folders().values())
+    replaced = [p.name for p in (home / "segments").iterdir() if p.name not in named]
+    assert len(replaced) > 10  # every one-file segment the merge took
+    store.remove_replaced()  # within the grace: all kept
+    assert all((home / "segments" / name).exists() for name in replaced)
+    store.remove_replaced(grace_s=0)
+    assert sorted(p.name for p in (home / "segments").iterdir()) == sorted(named)
+    store.close()
+    assert answers(home, "bm25", CALLERS[2], Filters(collection="book")) == expected

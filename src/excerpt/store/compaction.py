@@ -28,9 +28,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from excerpt.errors import StoreError
 from excerpt.store.ann import AnnConfig
+from excerpt.store.locks import process_started
 from excerpt.store.merge import merge_segments
 from excerpt.store.schema import now
 from excerpt.store.segment import Segment
@@ -50,16 +52,15 @@ def _no_progress(stage: str, done: int, total: int) -> None:
 class SegmentMerges:
     """The embedded store's merges; mixed into :class:`~excerpt.store.sqlite.SQLiteStore`."""
 
-    home: Path
     _segments: dict[str, Segment]
     _select: Callable[..., list[tuple[Any, ...]]]
     _transaction: Callable[[], AbstractContextManager[sqlite3.Connection]]
     _memo: Callable[..., list[Any]]
     maps: Any
 
-    @property
-    def _segments_dir(self) -> Path:
-        return self.home / "segments"
+    if TYPE_CHECKING:  # the store's (SQLiteStore)
+        @property
+        def segments_dir(self) -> Path: ...
 
     # -- where rows are -------------------------------------------------------------------------
 
@@ -80,10 +81,8 @@ class SegmentMerges:
     def _segment_in(self, folder: str, snapshot_id: str) -> Segment:
         seg = self._segments.get(folder)
         if seg is None:
-            path = self._segments_dir / folder
+            path = self.segments_dir / folder
             if not (path / "meta.json").exists():
-                from excerpt.errors import StoreError
-
                 raise StoreError(f"segment of snapshot {snapshot_id!r} is missing at {path}")
             seg = self._segments.setdefault(folder, Segment(path, snapshot_id, self.maps))
         return seg
@@ -134,7 +133,7 @@ class SegmentMerges:
             return  # a segment lost its last snapshot meanwhile: the next pass sees it
         live = [sid for folder in folders for sid in holders[folder]]
         inputs = [self._segment_in(folder, holders[folder][0]) for folder in folders]
-        staging = self._segments_dir / f"{MERGE_PREFIX}{os.getpid()}-{_started_ms()}"
+        staging = self.segments_dir / f"{MERGE_PREFIX}{os.getpid()}-{_started_ms()}"
         shutil.rmtree(staging, ignore_errors=True)
         merge_segments(staging, inputs, ann, kept=set(live))
         try:
@@ -151,26 +150,27 @@ class SegmentMerges:
                     [(name, sid, *folders) for sid in live]).rowcount
                 if moved != len(live):  # another process merged or deleted meanwhile
                     raise _Raced
-                os.replace(staging, self._segments_dir / name)
+                os.replace(staging, self.segments_dir / name)
         except _Raced:
             shutil.rmtree(staging, ignore_errors=True)
 
     def remove_replaced(self, grace_s: float = GRACE_S) -> None:
         """Remove the folders merges replaced ``grace_s`` ago or more (none a snapshot names)."""
         cutoff = time.time() - grace_s
-        for merge_id, replaced, at in self._select(
-                "SELECT id, replaced, merged_at FROM segment_merges WHERE removed = 0"):
-            if _epoch(at) > cutoff:
-                continue
-            named = {folder for (folder,) in self._select("SELECT DISTINCT segment FROM snapshots")}
-            for folder in json.loads(replaced):
-                if folder not in named:
-                    gone = self._segments.pop(folder, None)
-                    if gone is not None:
-                        gone.close()
-                    shutil.rmtree(self._segments_dir / folder, ignore_errors=True)
-            with self._transaction() as conn:
-                conn.execute("UPDATE segment_merges SET removed = 1 WHERE id = ?", (merge_id,))
+        due = [(merge_id, json.loads(replaced)) for merge_id, replaced, at in self._select(
+            "SELECT id, replaced, merged_at FROM segment_merges WHERE removed = 0")
+            if _epoch(at) <= cutoff]
+        if not due:
+            return
+        named = {folder for (folder,) in self._select("SELECT DISTINCT segment FROM snapshots")}
+        for folder in {f for _, replaced in due for f in replaced} - named:
+            gone = self._segments.pop(folder, None)
+            if gone is not None:
+                gone.close()
+            shutil.rmtree(self.segments_dir / folder, ignore_errors=True)
+        with self._transaction() as conn:
+            conn.executemany("UPDATE segment_merges SET removed = 1 WHERE id = ?",
+                             [(merge_id,) for merge_id, _ in due])
 
     def kept_folders(self) -> set[str]:
         """Folders ``recover`` must leave: replaced by a merge within ``GRACE_S``, or a merge
@@ -179,7 +179,7 @@ class SegmentMerges:
         kept = {folder for replaced, at in self._select(
             "SELECT replaced, merged_at FROM segment_merges WHERE removed = 0")
             if _epoch(at) > cutoff for folder in json.loads(replaced)}
-        for entry in _merging(self._segments_dir):
+        for entry in _merging(self.segments_dir):
             pid, started = entry.name[len(MERGE_PREFIX):].split("-")[:2]
             if abs(_started_ms(int(pid)) - int(started)) <= 1:
                 kept.add(entry.name)
@@ -197,12 +197,8 @@ def _merging(folder: Path) -> Iterator[Path]:
 
 def _started_ms(pid: int | None = None) -> int:
     """When process ``pid`` (this one by default) started, in ms; -1 when it is gone."""
-    import psutil
-
-    try:
-        return int(psutil.Process(pid or os.getpid()).create_time() * 1000)
-    except psutil.Error:
-        return -1
+    started = process_started(pid or os.getpid())
+    return -1 if started < 0 else int(started * 1000)
 
 
 def _epoch(iso: str) -> float:

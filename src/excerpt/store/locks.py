@@ -77,3 +77,14 @@ def _acquire(fd: int, what: str, wait: bool, on_wait: Waiting | None) -> None:
     if on_wait is not None:
         on_wait(f"waiting for {what} to end ({holder})")
     fcntl.flock(fd, fcntl.LOCK_EX)  # blocks until the holder ends (Ctrl-C interrupts it)
+
+
+def process_started(pid: int) -> float:
+    """When process ``pid`` started (seconds since the epoch), -1.0 when it is gone: with its
+    pid, what tells a live import run or merge from a dead one whose pid was reused."""
+    import psutil  # only imports need it; a search does not pay its import (~20 ms)
+
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return -1.0

@@ -30,7 +30,7 @@ from excerpt.store._records import RecordQueries
 from excerpt.store.base import SnapshotInfo, SnapshotList, SnapshotPayload, set_members
 from excerpt.store.compaction import SegmentMerges
 from excerpt.store.deletion import delete_statements
-from excerpt.store.locks import file_lock, lock_key
+from excerpt.store.locks import file_lock, lock_key, process_started
 from excerpt.store.maps import OpenMaps
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
@@ -53,15 +53,6 @@ far below SQLite's expression depth of 1,000)."""
 def _json(raw: str, empty: str, empty_value: Any) -> Any:
     # Most nodes have no tags, labels or metadata: skip the decoder for those (hot path).
     return type(empty_value)() if raw == empty else json.loads(raw)
-
-
-def _process_started(pid: int) -> float:
-    import psutil  # only imports need it; a search does not pay its import (~20 ms)
-
-    try:
-        return float(psutil.Process(pid).create_time())
-    except psutil.Error:
-        return -1.0
 
 
 class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
@@ -132,7 +123,7 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
             for run_id, pid, started in conn.execute(
                 "SELECT id, pid, pid_started FROM import_runs WHERE status = 'running'"
             ).fetchall():
-                if abs(_process_started(pid) - started) > 1e-3:
+                if abs(process_started(pid) - started) > 1e-3:
                     conn.execute(
                         "UPDATE import_runs SET status='abandoned', finished_at=?, message=? "
                         "WHERE id=?",
@@ -169,7 +160,7 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
             cur = conn.execute(
                 "INSERT INTO import_runs(collection, source, format, status, pid, pid_started, "
                 "started_at) VALUES (?, ?, ?, 'running', ?, ?, ?)",
-                (collection, source, fmt, pid, _process_started(pid), now()),
+                (collection, source, fmt, pid, process_started(pid), now()),
             )
         assert cur.lastrowid is not None
         return int(cur.lastrowid)
