@@ -55,9 +55,10 @@ class Settings:
              "no descriptor.")
     merge_factor: int = _setting(
         10, "Segments that merge: when this many segments of a collection are of one size "
-            "level (1, 10, 100 ... rows), they are merged into one, at the end of every sync "
-            "pass and by `excerpt merge`; so a folder of many files is searched as fast as one "
-            "import of the same text. 0: never merge.")
+            "level (under 10,000 rows, under 100,000, ...), they are merged into one, as a "
+            "sync pass goes and ends and in serve's background; so a folder of many files is "
+            "searched as fast as one import of the same text. 0: syncs and serve never merge "
+            "(`excerpt merge` still does, by 10).")
     merge_interval_s: float = _setting(
         60.0, "excerpt serve merges collections' small segments (left by single imports) "
               "in the background every this many seconds; 0: only syncs merge.")

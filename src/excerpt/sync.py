@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import ExcerptError, InputError
@@ -51,8 +51,12 @@ from excerpt.ingest.pipeline import (
 from excerpt.names import plain_name
 from excerpt.store.ann import AnnConfig
 
-__all__ = ["SOURCE_PREFIX", "SyncFailure", "SyncOptions", "SyncResult", "sync_folder",
-           "sync_source", "watch_folder"]
+if TYPE_CHECKING:
+    from excerpt.settings import Settings
+    from excerpt.store.base import Store
+
+__all__ = ["SOURCE_PREFIX", "SyncFailure", "SyncOptions", "SyncResult", "merge_collection",
+           "sync_folder", "sync_source", "watch_folder"]
 
 SOURCE_PREFIX = "sync:"
 SYNC_IDS = 2
@@ -228,14 +232,21 @@ def _import(importer: Importer, plan: _Plan, name: str, options: SyncOptions,
         progress("import", len(plan.todo), len(plan.todo))
 
 
-def _merge(importer: Importer, collection: str, progress: Progress, tidy: bool = True) -> int:
-    """The collection's small segments merged (store/compaction.py; ``tidy`` when the pass
-    ends: the small ones it leaves too); 0 with merge_factor 0."""
-    factor = importer.settings.merge_factor
+def merge_collection(store: Store, settings: Settings, collection: str,
+                     progress: Progress | None = None, tidy: bool = True,
+                     factor: int | None = None) -> int:
+    """``collection``'s small segments merged under ``settings`` (store/compaction.py): by a
+    sync pass, ``excerpt merge`` and ``serve``'s background, whoever holds the collection's
+    sync lock. ``tidy``: the small segments a pass leaves merge too; ``factor``: the
+    setting ``merge_factor`` unless given, 0 merging nothing. Returns the merges run."""
+    factor = settings.merge_factor if factor is None else factor
     if not factor:
         return 0
-    return importer.store.merge(collection, AnnConfig.from_settings(importer.settings),
-                                progress, factor, tidy)
+    return store.merge(collection, AnnConfig.from_settings(settings), progress, factor, tidy)
+
+
+def _merge(importer: Importer, collection: str, progress: Progress, tidy: bool = True) -> int:
+    return merge_collection(importer.store, importer.settings, collection, progress, tidy)
 
 
 def _retire(importer: Importer, name: str, collection: str, seen: set[str],

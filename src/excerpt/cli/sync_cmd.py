@@ -18,9 +18,8 @@ from excerpt.cli.main import cli, emit, handles_errors, json_option, progress_ba
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import Engine
 from excerpt.ingest import FORMATS
-from excerpt.store.ann import AnnConfig
 from excerpt.store.tiers import FACTOR
-from excerpt.sync import SyncOptions, SyncResult, watch_folder
+from excerpt.sync import SyncOptions, SyncResult, merge_collection, watch_folder
 from excerpt.types import Principal
 
 
@@ -99,8 +98,9 @@ def merge(ctx: click.Context, collection: str | None, no_progress: bool) -> None
     with progress_bar(not no_progress) as update:
         for name in names:
             with store.sync_lock(name, True, lambda m: click.echo(f"excerpt: {m}", err=True)):
-                counts[name] = store.merge(name, AnnConfig.from_settings(engine.settings),
-                                           update, engine.settings.merge_factor or FACTOR)
+                counts[name] = merge_collection(  # asked for: merges even at merge_factor 0
+                    store, engine.settings, name, update,
+                    factor=engine.settings.merge_factor or FACTOR)
     emit(ctx, {"merges": counts}, lambda: click.echo(
         "; ".join(f"{n}: {c} merge(s)" for n, c in counts.items()) or "no collection"))
 

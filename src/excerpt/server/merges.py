@@ -15,7 +15,7 @@ import threading
 
 from excerpt.engine import Engine
 from excerpt.errors import BusyError, ExcerptError
-from excerpt.store.ann import AnnConfig
+from excerpt.sync import merge_collection
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +53,7 @@ class BackgroundMerges:
         for name in store.collections():
             try:
                 with store.sync_lock(name, wait=False):
-                    done[name] = store.merge(name, AnnConfig.from_settings(settings), None,
-                                             settings.merge_factor)
+                    done[name] = merge_collection(store, settings, name)
             except BusyError:
                 continue  # a sync holds it, and merges when it ends
         return done
