@@ -200,8 +200,7 @@ class SegmentAccess:
 
     def seen_ids(self, view: View) -> list[str]:
         """Shared with the view's layout (read-only: SharedList), not copied per read."""
-        return view.seen_ids if view.seen_ids is not None else [
-            i.snapshot_id for i in view.seen]
+        return view.seen_ids
 
     def seen_snapshots(self, snapshots: Sequence[SnapshotInfo],
                        principal: Principal) -> set[str]:

@@ -99,13 +99,12 @@ class Candidate(NamedTuple):
 class View:
     def __init__(self, parts: Sequence[ViewPart],
                  order: Sequence[SnapshotInfo] | None = None,
-                 seen: list[SnapshotInfo] | None = None) -> None:
+                 seen: tuple[list[SnapshotInfo], list[str]] | None = None) -> None:
         self.parts = list(parts)
         self.order = order if order is not None else [i for p in parts for i in p.infos]
         """The view's snapshots in the order they were given."""
-        self._seen = seen
-        self.seen_ids: list[str] | None = None
-        """The ids of :attr:`seen`, kept with the layout (shared: copy before changing)."""
+        self._seen = None if seen is None else seen[0]
+        self._seen_ids = None if seen is None else seen[1]
         self.approximate: list[int] = []
         """Parts whose dense ranking came from their segment's IVF index in this search."""
         # Read several times per query: summed once (parts do not change).
@@ -120,6 +119,13 @@ class View:
         if self._seen is None:
             self._seen = seen_in_order(self.parts, self.order)
         return self._seen
+
+    @property
+    def seen_ids(self) -> list[str]:
+        """The ids of :attr:`seen` (kept with the layout: shared and read-only, SharedList)."""
+        if self._seen_ids is None:
+            self._seen_ids = SharedList(i.snapshot_id for i in self.seen)
+        return self._seen_ids
 
 
 def seen_in_order(parts: Sequence[ViewPart], order: Sequence[SnapshotInfo]
@@ -270,9 +276,7 @@ def build_view(
             visible, length = mask_stats(seg, mask)
         parts.append(ViewPart(group.infos, seg, mask, visible, length, seen, group.present,
                               group.firsts, group.rows))
-    view = View(parts, snapshots, layout.seen(principal, parts)[0])
-    view.seen_ids = layout.seen(principal, parts)[1]
-    return view
+    return View(parts, snapshots, layout.seen(principal, parts))
 
 
 def _metadata_rows(store: Store, seg: Segment, key: str, value: Any) -> list[int]:
