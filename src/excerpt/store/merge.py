@@ -59,6 +59,9 @@ Member = tuple[str, int, int]
 def _mergeable(inputs: Sequence[Segment]) -> None:
     if not inputs:
         raise StoreError("nothing to merge")
+    if old := [s.folder.name for s in inputs if not s.has_edges]:
+        raise StoreError(f"segments written before segments held edges cannot be merged "
+                         f"(their edges are in the store only): {', '.join(old)}")
     keys = {(s.meta.get("analyzer"), s.embed_model, int(s.meta.get("dim") or 0),
              s.block_shift is not None) for s in inputs}
     if len(keys) > 1:
@@ -132,20 +135,15 @@ def _rights(inputs: Sequence[Segment], kind: str, vocab_key: str, keep: BoolArra
 
 def _edges(folder: Path, inputs: Sequence[Segment], keep: BoolArray) -> list[str]:
     relations, rel_maps = _united([list(s.meta.get("relations", ())) for s in inputs])
-    targets, target_maps = _united([_text_lines(s, "edge_targets.txt") if s.has_edges else []
-                                    for s in inputs])
+    targets, target_maps = _united([_text_lines(s, "edge_targets.txt") for s in inputs])
     indptrs, to, rel, at = [np.zeros(1, dtype=np.int64)], [], [], 0
     for seg, rel_map, target_map in zip(inputs, rel_maps, target_maps, strict=True):
-        if not seg.has_edges:
-            indptrs.append(np.full(seg.size, at, dtype=np.int64))
-            continue
         indptr = np.asarray(seg._array("edge_indptr.npy"), dtype=np.int64)
         indptrs.append(indptr[1:] + at)
         at += int(indptr[-1])
         to.append(target_map[np.asarray(seg._array("edge_to.npy"), dtype=np.int64)])
         rel.append(rel_map[np.asarray(seg._array("edge_rel.npy"), dtype=np.int64)])
-    both = np.stack([np.concatenate(to) if to else np.zeros(0, dtype=np.int64),
-                     np.concatenate(rel) if rel else np.zeros(0, dtype=np.int64)], axis=1)
+    both = np.stack([np.concatenate(to), np.concatenate(rel)], axis=1)
     indptr, both = _kept_rows(np.concatenate(indptrs), both, keep)
     save_array(folder, "edge_indptr.npy", indptr)
     save_array(folder, "edge_to.npy", both[:, 0].astype(np.int32))

@@ -435,8 +435,10 @@ class Segment:
         text = self._text("edge_targets.txt")
         return text.split("\n") if text else []
 
-    @property
+    @cached_property
     def has_edges(self) -> bool:
+        """Whether the segment holds its edges (format 2 on; a folder never changes: asked
+        once, not a file-system call at every graph step)."""
         return (self.folder / "edge_indptr.npy").exists()
 
     def outgoing(self, ordinal: int) -> list[tuple[str, str]]:

@@ -121,3 +121,16 @@ def test_rows_of_deleted_snapshots_are_dropped_as_if_never_written(tmp_path: Pat
         assert merged.visible(who).tolist() == whole.visible(who).tolist()
     assert [merged.outgoing(o) for o in range(merged.size)] == [
         whole.outgoing(o) for o in range(whole.size)]
+
+
+def test_segments_without_edges_of_their_own_are_not_merged(tmp_path: Path) -> None:
+    """A segment written before segments held edges keeps them in the store only: merged,
+    they would be lost, so it is refused before anything is written."""
+    for name in ("a", "b"):
+        write(tmp_path / name, [rows(1, 3, name)])
+    for old in ("edge_indptr.npy", "edge_to.npy", "edge_rel.npy", "edge_targets.txt"):
+        (tmp_path / "b" / old).unlink()
+    with pytest.raises(StoreError, match=r"before segments held edges .*: b$"):
+        merge_segments(tmp_path / "m", [Segment(tmp_path / "a", "a"),
+                                        Segment(tmp_path / "b", "b")])
+    assert not (tmp_path / "m").exists()
