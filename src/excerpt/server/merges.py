@@ -45,6 +45,8 @@ class BackgroundMerges:
                 self.run_once()
             except ExcerptError as exc:  # logged, tried again next round
                 log.warning("excerpt: background merge failed: %s", exc)
+            except Exception:  # a disk full, say: the thread must not die silently
+                log.exception("excerpt: background merge failed")
 
     def run_once(self) -> dict[str, int]:
         """One round over every collection; the merges run per collection (busy: skipped)."""
