@@ -85,6 +85,12 @@ def homes(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFac
     return {"root": root, "merges": merges, "old": old}
 
 
+def copy_of(home: Path, to: Path) -> Path:
+    """A copy of a home of the module's fixture, for a test that changes it."""
+    shutil.copytree(home, to)
+    return to
+
+
 def segments_read(home: Path) -> int:
     """The segments that hold the collection's snapshots (what a query may open)."""
     engine = Engine(home, NEVER)
@@ -163,8 +169,7 @@ def test_deleted_snapshots_rows_leave_with_the_next_merge(homes: dict[str, Any])
     """Deleted, a snapshot's rows stay in the merged segment others still hold (no view reads
     them); once they are more than a tenth of it, the next merge rewrites it without them."""
     root = homes["root"]
-    home = root / "deleting"
-    shutil.copytree(root / "after", home)
+    home = copy_of(root / "after", root / "deleting")
     engine = Engine(home, NEVER)
     victims = [s for s in engine.store.latest_snapshots("book")
                if s.source.startswith("sync:secret/")]
@@ -204,8 +209,7 @@ def test_a_merge_killed_at_any_moment_leaves_the_old_segments_serving(
     subprocess.run([sys.executable, "-c", MERGE, str(probe)], check=True)
     span = time.perf_counter() - started
     for attempt, share in enumerate((0.2, 0.45, 0.6, 0.75, 0.9)):
-        home = tmp_path / f"home{attempt}"
-        shutil.copytree(root / "before", home)
+        home = copy_of(root / "before", tmp_path / f"home{attempt}")
         proc = subprocess.Popen([sys.executable, "-c", MERGE, str(home)])
         time.sleep(span * share)
         proc.send_signal(signal.SIGKILL)
@@ -225,8 +229,7 @@ def test_a_merge_killed_while_it_writes_its_segment_changes_nothing(
     their old segments, the answers are the same, recovery removes the half-written folder
     and the next merge completes."""
     root = homes["root"]
-    home = tmp_path / "home"
-    shutil.copytree(root / "before", home)
+    home = copy_of(root / "before", tmp_path / "home")
     expected = answers(home, "bm25", CALLERS[0], Filters(collection="book"))
     proc = subprocess.Popen([sys.executable, "-c", MERGE, str(home)])
     deadline = time.monotonic() + 60
@@ -248,8 +251,7 @@ def test_a_merge_killed_while_it_writes_its_segment_changes_nothing(
 def test_excerpt_merge_merges_a_store_synced_before_segments_merged(
         homes: dict[str, Any], tmp_path: Path) -> None:
     root = homes["root"]
-    home = tmp_path / "home"
-    shutil.copytree(root / "before", home)
+    home = copy_of(root / "before", tmp_path / "home")
     expected = answers(home, "bm25", CALLERS[1], Filters(collection="book"))
     command = [sys.executable, "-m", "excerpt", "--home", str(home), "merge", "--json",
                "--no-progress"]
@@ -272,8 +274,7 @@ def test_serve_merges_small_imports_in_the_background(
     from tests.http import add_keys, call, excerpt_serve
 
     root = homes["root"]
-    home = tmp_path / "home"
-    shutil.copytree(root / "before", home)
+    home = copy_of(root / "before", tmp_path / "home")
     keys = add_keys(home)
     settings = tmp_path / "fast.toml"
     settings.write_text("merge_interval_s = 0.3\n", "utf-8")
@@ -295,8 +296,7 @@ def test_the_folders_a_merge_replaced_go_once_their_grace_is_over(
         homes: dict[str, Any], tmp_path: Path) -> None:
     """Kept for readers still in them (GRACE_S), then removed; what a snapshot names stays."""
     root = homes["root"]
-    home = tmp_path / "home"
-    shutil.copytree(root / "after", home)
+    home = copy_of(root / "after", tmp_path / "home")
     expected = answers(home, "bm25", CALLERS[2], Filters(collection="book"))
     store = SQLiteStore(home)
     named = set(store._folders().values())
