@@ -9,48 +9,69 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from excerpt.retrieve.view import Candidate, View, ViewPart, top_candidates
+from excerpt.retrieve.view import Candidate, Matches, View, ViewPart, rank_matches
 from excerpt.store import ann
 
 QueryEmbedder = Callable[[str], npt.NDArray[np.float32]]
+
+
+def dense_matches(
+    view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str,
+    depth: int | None = None, config: ann.AnnConfig | None = None,
+) -> list[Matches]:
+    """Per part, its visible nodes' cosine similarity as (ordinals, scores): every visible
+    node, or, with ``depth``, in a part with an IVF index only the ``depth`` (at least
+    ``config.candidates``) nearest visible nodes it finds, scored exactly (the part is then
+    listed in ``view.approximate``). Parts without vectors, or whose model has no query
+    embedder here, have none.
+
+    ``embed_query(model)`` returns the query embedder of that model, so a view whose segments
+    were embedded by different models still compares each segment with its own model.
+    ``config`` defaults to ``ann.DEFAULT`` (the settings' defaults); the engine passes the one
+    its settings make (:meth:`~excerpt.store.ann.AnnConfig.from_settings`), so setting
+    ``ann.DEFAULT`` changes no engine search.
+    """
+    config = config or ann.DEFAULT
+    cache: dict[str, npt.NDArray[np.float32] | None] = {}
+    out: list[Matches] = []
+    for index, part in enumerate(view.parts):
+        vectors, model = part.segment.vectors, part.segment.embed_model
+        if vectors is None or model is None or not part.visible:
+            out.append(_NONE)
+            continue
+        if model not in cache:
+            embedder = embed_query(model)
+            cache[model] = None if embedder is None else embedder(query)
+        vector = cache[model]
+        if vector is None:
+            out.append(_NONE)
+        elif depth is not None and _walkable(part, config):
+            out.append(ann.search(part.segment.ann, part.segment.vector_rows, part.mask,
+                                  vector, depth, config))
+            if index not in view.approximate:  # once, searched again or not
+                view.approximate.append(index)
+        else:
+            scores = np.asarray(vectors @ vector, dtype=np.float32)
+            ordinals = (np.arange(len(scores)) if part.visible == part.segment.size
+                        else np.flatnonzero(part.mask))
+            out.append((ordinals, scores[ordinals]))
+    return out
+
+
+_NONE: Matches = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32))
 
 
 def dense_scores(
     view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str,
     depth: int | None = None, config: ann.AnnConfig | None = None,
 ) -> list[npt.NDArray[np.float32]]:
-    """Cosine similarity per part (-inf for hidden nodes and for parts without vectors).
-
-    ``embed_query(model)`` returns the query embedder of that model, so a view whose segments
-    were embedded by different models still compares each segment with its own model. With
-    ``depth``, a part with an IVF index scores only the ``depth`` (at least
-    ``config.candidates``) nearest visible nodes it finds, exactly; the rest stay -inf and
-    the part is listed in ``view.approximate``. ``config`` defaults to ``ann.DEFAULT`` (the
-    settings' defaults); the engine passes the one its settings make
-    (:meth:`~excerpt.store.ann.AnnConfig.from_settings`), so setting ``ann.DEFAULT`` changes
-    no engine search.
-    """
-    config = config or ann.DEFAULT
-    cache: dict[str, npt.NDArray[np.float32]] = {}
+    """:func:`dense_matches` as a score array per part: -inf for hidden nodes, for parts
+    without vectors and, in a part searched through its index, for nodes it did not find."""
     out = []
-    for index, part in enumerate(view.parts):
+    for part, (ordinals, values) in zip(
+            view.parts, dense_matches(view, embed_query, query, depth, config), strict=True):
         scores = np.full(part.segment.size, -np.inf, dtype=np.float32)
-        vectors, model = part.segment.vectors, part.segment.embed_model
-        if vectors is not None and model is not None and part.visible:
-            if model not in cache:
-                embedder = embed_query(model)
-                if embedder is None:
-                    out.append(scores)
-                    continue
-                cache[model] = embedder(query)
-            if depth is not None and _walkable(part, config):
-                _walk(part, cache[model], depth, config, scores)
-                if index not in view.approximate:  # once, searched again or not
-                    view.approximate.append(index)
-            else:
-                scores = np.asarray(vectors @ cache[model], dtype=np.float32)
-                if part.visible < part.segment.size:
-                    scores[~part.mask] = -np.inf
+        scores[ordinals] = values
         out.append(scores)
     return out
 
@@ -59,20 +80,13 @@ def _walkable(part: ViewPart, config: ann.AnnConfig) -> bool:
     return part.segment.ann is not None and ann.usable(part.mask, part.visible, config)
 
 
-def _walk(part: ViewPart, query: npt.NDArray[np.float32], depth: int,
-          config: ann.AnnConfig, scores: npt.NDArray[np.float32]) -> None:
-    ordinals, exact = ann.search(part.segment.ann, part.segment.vector_rows, part.mask, query,
-                                 depth, config)
-    scores[ordinals] = exact
-
-
 def search_dense(
     view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str, depth: int,
     config: ann.AnnConfig | None = None,
 ) -> list[Candidate]:
     """The ``depth`` best visible nodes; ``config``: how an IVF index is probed (default
     ``ann.DEFAULT``; the engine passes the one its settings make)."""
-    return top_candidates(view, dense_scores(view, embed_query, query, depth, config), depth)
+    return rank_matches(view, dense_matches(view, embed_query, query, depth, config), depth)
 
 
 def node_vectors(

@@ -260,14 +260,26 @@ def search_bm25(
         every = _cached(view, weights, avgdl, k1, b, depth)
         if every is not None:
             return rank_matches(view, every, depth)
-    matches = []
+    matches: list[Matches] = []
+    best = np.zeros(0, dtype=np.float32)  # the depth best scores of the parts read so far
     for part, terms in zip(view.parts, gather(view, query_tokens), strict=True):
-        found = (pruned_matches(part, terms, avgdl, k1, b, depth)
+        floor = float(best[0]) if len(best) == depth else -np.inf
+        found = (pruned_matches(part, terms, avgdl, k1, b, depth, floor)
                  if len(terms) > 1 and part.segment.size >= prune_from
                  and part.segment.block_shift is not None else None)
         matches.append(_part_matches(part, terms, avgdl, k1, b, depth) if found is None
                        else found)
+        best = _best_values(best, matches[-1][1], depth)
     return rank_matches(view, matches, depth)
+
+
+def _best_values(best: FloatArray, more: FloatArray, depth: int) -> FloatArray:
+    """The ``depth`` largest of ``best`` and ``more``, smallest first: the first is a score
+    the view's top ``depth`` reaches, whatever the parts not yet read hold."""
+    values = np.concatenate([best, more.astype(np.float32, copy=False)])
+    if len(values) > depth:
+        values = np.partition(values, len(values) - depth)[len(values) - depth:]
+    return np.sort(values)
 
 
 def idf_weights(view: View, tokens: Sequence[str]) -> IdfWeights:

@@ -194,10 +194,14 @@ def _ranges(starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
 
 
 def pruned_matches(part: ViewPart, terms: Sequence[Term], avgdl: float, k1: float, b: float,
-                   depth: int) -> Matches | None:
+                   depth: int, floor: float = -np.inf) -> Matches | None:
     """The part's matches holding its exact top ``depth`` (ties at the cut included), with
     their exact scores; blocks and nodes that cannot reach the top are skipped.  None when
     pruning cannot skip enough to pay: the caller scores the part exhaustively.
+
+    ``floor``: a score the view's top ``depth`` is known to reach already (the depth-th best
+    of the parts searched before this one): nodes below it are skipped from the start, and
+    only those at or above it are sure to be returned.
 
     The nodes holding a term with short postings are scored first (a rare word's nodes
     usually make the top and give a high threshold at once), then the blocks of best bound
@@ -209,7 +213,7 @@ def pruned_matches(part: ViewPart, terms: Sequence[Term], avgdl: float, k1: floa
     seeds = query.short_docs()
     found: list[Matches] = [(seeds.astype(np.intp), query.exact(seeds))]
     scored, at, size, growth = len(seeds), 0, FIRST_ROUND, GROWTH
-    threshold = _kth(found[0][1], depth)
+    threshold = max(floor, _kth(found[0][1], depth))
     while at < len(order):
         batch = order[at:at + size]
         batch = batch[bound[batch] >= threshold]  # bounds decrease: a prefix
@@ -218,9 +222,9 @@ def pruned_matches(part: ViewPart, terms: Sequence[Term], avgdl: float, k1: floa
         found.append(_without(query.score(np.sort(batch)), seeds))
         scored += len(found[-1][0])
         at, size = at + size, size * growth
-        if scored >= depth:
+        if scored >= depth or threshold > -np.inf:
             values = np.concatenate([f[1] for f in found])
-            threshold = _kth(values, depth)
+            threshold = max(floor, _kth(values, depth))
             if at < len(order):  # MaxScore over the remaining blocks
                 rest = _maxscore(query, np.sort(order[:at]), values, threshold, depth, seeds)
                 if rest is None:  # every term needed: scoring all that is left costs less

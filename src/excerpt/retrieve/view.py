@@ -318,46 +318,16 @@ def shadowed(store: Store, snapshots: Sequence[SnapshotInfo],
     return out
 
 
-def top_candidates(view: View, scores: Sequence[np.ndarray], depth: int) -> list[Candidate]:
-    """The ``depth`` best (score, id) across parts; ``scores[i]`` is -inf where not a match.
-
-    Within a segment ordinal order is id order, so a stable partition keeps ties by id; across
-    segments the final sort on (-score, id) decides.
-    """
-    pool: list[Candidate] = []
-    for i, (part, s) in enumerate(zip(view.parts, scores, strict=True)):
-        ids, best = part.segment.ids, _best(s, depth)
-        pool.extend(Candidate(i, o, ids[o], sc)
-                    for o, sc in zip(best.tolist(), s[best].tolist(), strict=True))
-    pool.sort(key=lambda c: (-c.score, c.id))
-    return pool[:depth]
-
-
-def _best(scores: npt.NDArray[np.float32], depth: int) -> npt.NDArray[np.intp]:
-    """Ordinals of the ``depth`` best finite scores, plus any tied with the last of them."""
-    finite = np.isfinite(scores)
-    matched = int(np.count_nonzero(finite))
-    if matched <= depth:
-        return np.flatnonzero(finite)
-    if matched < scores.size:  # sparse (BM25): partition the matches only
-        where = np.flatnonzero(finite)
-        values = scores[where]
-        kth = np.partition(values, matched - depth)[matched - depth]
-        return np.asarray(where[values >= kth])
-    kth = np.partition(scores, scores.size - depth)[scores.size - depth]
-    return np.flatnonzero(scores >= kth)
-
-
 _new = tuple.__new__
 Matches = tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]
 """A part's matched ordinals and their (finite) scores, in any order."""
 
 
 def rank_matches(view: View, matches: Sequence[Matches], depth: int) -> list[Candidate]:
-    """:func:`top_candidates` for parts given as their matches only: the same candidates, in
-    the same order (score, then id), without a score array over every node of a part and,
-    within one segment, without comparing ids (its ordinals are in id order, or its
-    ``id_rank`` says where each id falls)."""
+    """The ``depth`` best (score, id) across parts, each given as its matches (ordinals and
+    scores), without a score array over every node of a part and, within one segment,
+    without comparing ids (its ordinals are in id order, or its ``id_rank`` says where each
+    id falls); the final sort on (-score, id) decides across segments."""
     pool: list[Candidate] = []
     for i, (part, (ordinals, scores)) in enumerate(zip(view.parts, matches, strict=True)):
         if len(ordinals) > 2 * depth:  # keep the depth best and any tied with the last (only

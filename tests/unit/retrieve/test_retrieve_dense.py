@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pytest
 
 from excerpt.retrieve.dense import QueryEmbedder, dense_scores, search_dense
-from excerpt.retrieve.view import View, ViewPart, _best, top_candidates
+from excerpt.retrieve.view import View, ViewPart, rank_matches
 from excerpt.store.base import SnapshotInfo
 from excerpt.store.segment import Segment, write_segment
 from excerpt.types import Principal
@@ -131,23 +131,26 @@ def test_depth_beyond_the_nodes_returns_them_all(tmp_path: Path) -> None:
         ("b", 1.0), ("c", 0.8), ("a", 0.0)]
 
 
-def test_best_keeps_finite_scores_and_ties_at_the_cut() -> None:
-    inf = -np.inf
-    dense = np.array([0.1, 0.5, 0.5, 0.9, 0.5], dtype=np.float32)
-    assert _best(dense, 1).tolist() == [3]
-    assert _best(dense, 2).tolist() == [1, 2, 3, 4]  # every 0.5 ties with the 2nd best
-    assert _best(dense, 9).tolist() == [0, 1, 2, 3, 4]
-    sparse = np.array([inf, 0.2, inf, 0.7, 0.2, 0.4], dtype=np.float32)
-    assert _best(sparse, 2).tolist() == [3, 5]
-    assert _best(sparse, 3).tolist() == [1, 3, 4, 5]
-    assert _best(sparse, 10).tolist() == [1, 3, 4, 5]
-    assert _best(np.full(3, inf, dtype=np.float32), 2).tolist() == []
+def test_rank_matches_keeps_ties_at_the_cut(tmp_path: Path) -> None:
+    one = make_segment(tmp_path, "one", ["a", "b", "c", "d", "e"], [[1, 0]] * 5)
+    values = np.array([0.1, 0.5, 0.5, 0.9, 0.5], dtype=np.float32)
+    ordinals = np.arange(5)
+    view = view_of([one])
+
+    def ids(depth: int) -> list[str]:
+        return [c.id for c in rank_matches(view, [(ordinals, values)], depth)]
+
+    assert ids(1) == ["d"]
+    assert ids(2) == ["d", "b"]  # of the three 0.5s, the first id
+    assert ids(4) == ["d", "b", "c", "e"]
+    assert ids(9) == ["d", "b", "c", "e", "a"]
 
 
-def test_top_candidates_cuts_after_sorting_by_score_then_id(tmp_path: Path) -> None:
+def test_rank_matches_cuts_after_sorting_by_score_then_id(tmp_path: Path) -> None:
     one = make_segment(tmp_path, "one", ["b", "c"], [[1, 0], [1, 0]])
     two = make_segment(tmp_path, "two", ["a"], [[1, 0]])
-    scores = [np.array([0.5, 0.5], dtype=np.float32), np.array([0.5], dtype=np.float32)]
-    got = top_candidates(view_of([one, two]), scores, 2)
+    half = np.float32(0.5)
+    matches = [(np.arange(2), np.array([half, half])), (np.arange(1), np.array([half]))]
+    got = rank_matches(view_of([one, two]), matches, 2)
     assert [(c.part, c.ordinal, c.id, c.score) for c in got] == [(1, 0, "a", 0.5),
                                                                  (0, 0, "b", 0.5)]

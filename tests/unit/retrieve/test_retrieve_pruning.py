@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -58,16 +59,17 @@ def random_corpus(rng: np.random.Generator, n_docs: int, vocab: int) -> list[lis
 
 
 CASES = given(
-    n_docs=st.integers(1, 300), vocab=st.integers(1, 30), split=st.floats(0.0, 1.0),
+    n_docs=st.integers(1, 300), vocab=st.integers(1, 30), pieces=st.integers(1, 4),
     seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 4), long_postings=st.integers(1, 8),
     depth=st.integers(1, 15), n_terms=st.integers(1, 5), hidden=st.sampled_from([0, 0.3, 0.9]),
     rounds=st.sampled_from([(1, 2), (2, 3), (8, 4)]))
 
 
-def check_pruned_equals_exhaustive(n_docs: int, vocab: int, split: float, seed: int,
+def check_pruned_equals_exhaustive(n_docs: int, vocab: int, pieces: int, seed: int,
                                    shift: int, long_postings: int, depth: int, n_terms: int,
                                    hidden: float, rounds: tuple[int, int]) -> None:
-    """Random corpora in one or two segments, a random mask (nodes hidden), a random query
+    """Random corpora in one to four segments (a later one starts from the floor the earlier
+    ones set), a random mask (nodes hidden), a random query
     (weights as expansions give them, a word no node holds): pruned == exhaustive.  Small
     first rounds make the threshold prune often (the production 8 blocks growing 4x seldom
     prune on corpora this small)."""
@@ -75,13 +77,13 @@ def check_pruned_equals_exhaustive(n_docs: int, vocab: int, split: float, seed: 
     docs = random_corpus(rng, n_docs, vocab)
     query = {f"w{int(rng.integers(0, vocab + 2))}": float(rng.choice([1.0, 2.0, 0.5, 0.25]))
              for _ in range(n_terms)}
-    cut = int(split * n_docs)
+    cuts = [0, *sorted(int(c) for c in rng.integers(0, n_docs + 1, pieces - 1)), n_docs]
     saved = pruning.FIRST_ROUND, pruning.GROWTH
     pruning.FIRST_ROUND, pruning.GROWTH = rounds
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            segs = [segment(Path(tmp), f"s{i}", d, shift, long_postings, first)
-                    for i, (d, first) in enumerate([(docs[:cut], 0), (docs[cut:], cut)]) if d]
+            segs = [segment(Path(tmp), f"s{i}", docs[a:z], shift, long_postings, a)
+                    for i, (a, z) in enumerate(pairwise(cuts)) if z > a]
             masks = [rng.random(s.size) >= hidden for s in segs]
             v = view(segs, masks)
             want = exhaustive(v, query, depth)
