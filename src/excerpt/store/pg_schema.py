@@ -216,6 +216,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "007_postings_by_term",
+        # A view of many snapshots (a folder synced file by file) reads each query term's
+        # postings in one range of this index, filtered by the view's snapshot ids, where the
+        # primary key (snapshot first) took one descent per snapshot and term: BM25 on 1,000
+        # synced files, 11.9 -> 1.4 ms of execution. Covering, so no heap visit.
+        """
+        CREATE INDEX postings_by_term ON postings (term, snapshot_id, ordinal)
+            INCLUDE (tf, doc_len);
+        """,
+    ),
 ]
 
 
