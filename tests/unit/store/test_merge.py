@@ -134,3 +134,29 @@ def test_segments_without_edges_of_their_own_are_not_merged(tmp_path: Path) -> N
         merge_segments(tmp_path / "m", [Segment(tmp_path / "a", "a"),
                                         Segment(tmp_path / "b", "b")])
     assert not (tmp_path / "m").exists()
+
+
+def test_a_merge_that_crosses_the_index_threshold_builds_the_ivf_index(tmp_path: Path) -> None:
+    """Segments each under ``dense_index_min_nodes`` have no index; their merge, over it, gets
+    one (as an import of that size does), and a walk through it ranks as the exact scan does."""
+    from excerpt.store import ann
+
+    config = ann.AnnConfig(min_nodes=60, nprobe=8, candidates=10)
+    parts = [rows(10 + i, 25, f"x{i}") for i in range(3)]
+    inputs = []
+    for i, part in enumerate(parts):
+        write(tmp_path / f"in{i}", [part])
+        inputs.append(Segment(tmp_path / f"in{i}", f"snap{i}"))
+        assert inputs[-1].ann is None
+    merge_segments(tmp_path / "small", inputs[:2], config)
+    assert not (tmp_path / "small" / ann.INDEX_FILE).exists()  # 50 nodes: under 60
+    merge_segments(tmp_path / "merged", inputs, config)
+    merged = Segment(tmp_path / "merged", "m")
+    assert merged.meta["ann"] == "ivf-sq8" and merged.ann is not None
+    vectors = np.asarray(merged.vectors, dtype=np.float32)
+    query = np.asarray([0.9, 0.1, 0.3, 0.2], dtype=np.float32)
+    found, scores = ann.search(merged.ann, merged.vector_rows,
+                               np.ones(merged.size, dtype=bool), query, 5, config)
+    exact = vectors @ query
+    assert int(found[0]) == int(np.argmax(exact))
+    np.testing.assert_allclose(scores, exact[found], rtol=1e-6)
