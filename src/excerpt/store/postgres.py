@@ -262,15 +262,27 @@ class PostgresStore(SourceRecords, RecordQueries):
         finally:
             segment.close()  # its maps (store/maps.py) would keep the staging files open
             self._end_run(run_id)
-        self._tidy()
+        self._tidy(len(payload.nodes))
         return self.snapshot(snapshot_id)
 
-    def _tidy(self) -> None:
-        """Statistics for the planner and the visibility map for index-only scans, for the rows
-        just published (VACUUM skips pages already all-visible, so this grows with the import,
-        not with the database)."""
+    def _tidy(self, published: int) -> None:
+        """The visibility map for index-only scans, for the rows just published (VACUUM skips
+        pages already all-visible, so this grows with the import, not with the database), and
+        the planner's statistics of the tables where the rows changed since they were last
+        counted are a tenth of them or more, as autovacuum's default rule says, or of all
+        three when the ``published`` nodes are a tenth of the nodes (the server's count of
+        changes can lag by a second). ANALYZE samples 30,000 rows a table whatever the
+        import: it was 65 of the 78 ms each file of a folder synced file by file cost."""
         with self._conn() as conn:
-            conn.execute("VACUUM (ANALYZE) nodes, node_vectors, postings")
+            conn.execute("VACUUM nodes, node_vectors, postings")
+            stale = [name for name, in conn.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid "
+                "WHERE c.oid IN ('nodes'::regclass, 'node_vectors'::regclass, "
+                "'postings'::regclass) AND (c.reltuples < 0 OR s.n_mod_since_analyze >= 0.1 * "
+                "c.reltuples OR %s >= 0.1 * (SELECT reltuples FROM pg_class WHERE oid = "
+                "'nodes'::regclass))", (published,)).fetchall()]
+            if stale:
+                conn.execute(f"ANALYZE {', '.join(sorted(stale))}")
             if self.dense_index is not None:  # a new model's dimension gets its index
                 self._build_indexes(conn)
 
