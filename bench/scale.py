@@ -12,7 +12,9 @@ BM25 is measured twice on the same segment in one process, ``--repeat`` times al
 exhaustive (every match scored) and with block-max pruning (retrieve/pruning.py), and the two
 rankings are checked equal (ids and scores) on every query; medians over repeats are reported.
 ``--modes bm25`` skips hybrid; ``semantic`` adds the dense leg alone (each mode's row has
-its wall and CPU latency).
+its wall and CPU latency; ``--recall`` adds the semantic recall@10 against the exact top 10
+of every stored vector). ``--query-set scifact`` asks SciFact's judged train queries instead
+of synthetic words.
 
 ``--sources S`` splits the nodes into S snapshots of one collection (10M as 10 x 1M: one
 segment each, published one after the other as separate imports are); ``--vectors scifact``
@@ -149,6 +151,35 @@ def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
             "rankings": rankings}
 
 
+def semantic_recall(home: Path, queries: list[str], rankings: list[list[tuple[str, float, str]]],
+                    k: int = 10) -> dict[str, float]:
+    """Recall@k of the semantic rankings against the exact top k: the queries' vectors (as
+    the engine embeds them) against every stored vector, read block by block from each
+    segment's ``vectors.npy`` (every node is visible to the bench's principal)."""
+    engine = Engine(home)
+    embed = engine._query_embedder("minilm")
+    assert embed is not None
+    asked = np.vstack([embed(q) for q in queries]).astype(np.float32)
+    engine.close()
+    best = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    best_ids: np.ndarray = np.full((len(queries), k), "", dtype=object)
+    for folder in sorted((home / "segments").glob("run-*")):
+        vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+        ids = np.array((folder / "ids.txt").read_text("utf-8").split("\n"), dtype=object)
+        for start in range(0, len(vectors), 200_000):
+            scores = (np.asarray(vectors[start:start + 200_000]) @ asked.T).T
+            top = np.argpartition(-scores, k, axis=1)[:, :k]
+            pool = np.hstack([best, np.take_along_axis(scores, top, axis=1)])
+            pool_ids = np.hstack([best_ids, ids[start + top]])
+            keep = np.argsort(-pool, axis=1, kind="stable")[:, :k]
+            best = np.take_along_axis(pool, keep, axis=1)
+            best_ids = np.take_along_axis(pool_ids, keep, axis=1)
+    found = [len(set(best_ids[i]) & {node_id for node_id, _, _ in ranking[:k]})
+             for i, ranking in enumerate(rankings)]
+    return {"recall_at_10": round(sum(found) / (k * len(found)), 4),
+            "min_per_query": min(found), "queries": len(found)}
+
+
 def measure_bm25(home: Path, queries: list[str], repeat: int) -> dict[str, Any]:
     """Exhaustive and pruned BM25, alternating ``repeat`` times; rankings must be equal."""
     runs: dict[str, list[dict[str, Any]]] = {"bm25_exhaustive": [], "bm25": []}
@@ -192,11 +223,23 @@ def main() -> int:
                         help="no IVF index even for segments of dense_index_min_nodes+")
     parser.add_argument("--reuse", action="store_true",
                         help="Search the home a previous run built (same --nodes)")
+    parser.add_argument("--query-set", choices=("synthetic", "scifact"), default="synthetic",
+                        help="synthetic: 2-5 words of the corpus's law; scifact: the judged "
+                             "SciFact train queries (real neighbours of --vectors scifact; "
+                             "their words are not in the synthetic vocabulary)")
+    parser.add_argument("--recall", action="store_true",
+                        help="semantic recall@10 against the exact top 10 (reads every "
+                             "vector once more)")
     args = parser.parse_args()
     rows = []
     rng = np.random.default_rng(42)
-    queries = [" ".join(f"w{w}" for w in words(rng, int(rng.integers(2, 6))))
-               for _ in range(args.queries)]
+    if args.query_set == "scifact":
+        from dense_ann import judged_queries
+
+        queries = judged_queries()[:args.queries]
+    else:
+        queries = [" ".join(f"w{w}" for w in words(rng, int(rng.integers(2, 6))))
+                   for _ in range(args.queries)]
     for n in args.nodes or [100_000]:
         home = args.out / (f"home-{n}" + (f"-x{args.sources}" if args.sources > 1 else ""))
         row: dict[str, Any] = {"nodes": n}
@@ -209,7 +252,9 @@ def main() -> int:
         for mode in ("hybrid", "semantic"):
             if mode in modes:
                 row[mode] = measure(home, queries, mode)
-                del row[mode]["rankings"]
+                rankings = row[mode].pop("rankings")
+                if mode == "semantic" and args.recall:
+                    row[mode]["recall"] = semantic_recall(home, queries, rankings)
         print(json.dumps(row), flush=True)
         rows.append(row)
     if args.json:
