@@ -563,8 +563,9 @@ class Engine:
             timings["semantic"] = (time.perf_counter() - t) * 1000
             return found
 
-        if want_lexical and want_dense and self.access.concurrent_legs:
-            # A database answers both legs at once on two connections (each waits on I/O).
+        if want_lexical and want_dense and self.access.concurrent_legs(view):
+            # A database answers both legs at once on two connections (each waits on I/O);
+            # faiss walks an IVF index without the GIL.
             dense_future = _LEGS.submit(dense_leg)
             lexical, dense = lexical_leg(), dense_future.result()
         else:

@@ -31,7 +31,8 @@ from excerpt.types import IdfWeights, Node, Principal
 class SqlAccess:
     """PostgreSQL ranks: every read is a query with the view's predicate (retrieve/sql.py)."""
 
-    concurrent_legs = True  # two queries on two pooled connections
+    def concurrent_legs(self, view: sql.SqlView) -> bool:
+        return True  # two queries on two pooled connections
 
     def __init__(self, rows: sql.Rows, hnsw: sql.HnswSearch | None = None) -> None:
         self.rows = rows

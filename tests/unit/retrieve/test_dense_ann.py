@@ -162,3 +162,38 @@ def test_a_threshold_of_zero_builds_no_index(tmp_path: Path) -> None:
     vectors = np.eye(4, 8, dtype=np.float32)
     assert not build(tmp_path, vectors, AnnConfig(min_nodes=0))
     assert not (tmp_path / INDEX_FILE).exists()
+
+
+def test_hybrid_over_an_indexed_segment_runs_its_legs_at_once_and_ranks_the_same(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """faiss walks without the GIL, so over a segment with an index the BM25 leg runs while
+    the dense leg walks (the dense leg in a thread of its own); the answer is the one the two
+    legs give one after another, for every caller."""
+    import threading
+
+    from excerpt.retrieve.access import SegmentAccess
+    from excerpt.retrieve.dense import search_dense
+
+    engine = Engine(home)
+    walked = engine.access.view(engine.store.latest_snapshots("walked"), Principal.admin(), {})
+    scanned = engine.access.view(engine.store.latest_snapshots("scanned"), Principal.admin(),
+                                 {})
+    assert engine.access.concurrent_legs(walked) and not engine.access.concurrent_legs(scanned)
+    threads: list[str] = []
+
+    def dense(self: SegmentAccess, *args: object) -> object:
+        threads.append(threading.current_thread().name)
+        return search_dense(*args, self.ann)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SegmentAccess, "dense", dense)
+    callers = (None, Principal(frozenset({"board"})), Principal.admin())
+    together = [engine.search(q, Filters("walked"), who, "hybrid", 10).ranking
+                for q in QUERIES for who in callers]
+    assert threads and all(name.startswith("excerpt-leg") for name in threads)
+    monkeypatch.setattr(SegmentAccess, "concurrent_legs", lambda self, view: False)
+    threads.clear()
+    apart = [engine.search(q, Filters("walked"), who, "hybrid", 10).ranking
+             for q in QUERIES for who in callers]
+    assert threads == ["MainThread"] * len(apart)
+    assert together == apart and all(together)
+    engine.close()
