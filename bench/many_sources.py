@@ -215,15 +215,16 @@ def change_files(folder: Path, round_no: int) -> None:
         path.write_text(path.read_text("utf-8") + f"\nChanged in round {round_no}.\n", "utf-8")
 
 
-def serve_while_syncing(where: Where, folder: Path, queries: list[str],
-                        seconds: float) -> dict[str, Any]:
+def serve_while_syncing(where: Where, folder: Path, queries: list[str], seconds: float,
+                        merge_interval_s: float = 2.0) -> dict[str, Any]:
     """``excerpt serve`` on the synced home, 8 kept-alive clients searching for ``seconds``
     while a loop of CLI syncs re-imports 100 changed files: statuses, latency, passes."""
     settings = where.home / "bench-serve.toml"
-    settings.write_text("merge_interval_s = 2\n", "utf-8")
+    settings.write_text(f"merge_interval_s = {merge_interval_s}\n", "utf-8")
     base = [sys.executable, "-m", "excerpt", "--home", str(where.home), "--settings",
             str(settings), *(["--store", where.store] if where.store else [])]
     keys = where.home / "bench-keys.yaml"
+    keys.unlink(missing_ok=True)
     added = subprocess.run([*base, "keys", "add", "bench", "--json", "--keys", str(keys)],
                            check=True, capture_output=True, text=True)
     key, port = json.loads(added.stdout)["key"], free_port()
