@@ -109,3 +109,41 @@ def test_cached_reads_cannot_be_changed_by_a_caller(engine: Engine) -> None:
     names = engine.store.collections()
     names.clear()
     assert engine.store.collections() == ["docs"]
+
+
+def test_the_threads_of_a_process_share_one_read_and_all_see_a_change(
+        engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server answers on many threads: the latest view is read once for all of them (a
+    folder of 10,000 synced files made each thread read 10,000 snapshots again after every
+    commit of a sync), and a commit from another connection reaches every thread."""
+    from excerpt.store.sources import SourceRecords
+
+    reads: list[str] = []
+    real = SourceRecords.latest_snapshots
+
+    def counted(store: object, collection: str) -> object:
+        reads.append(threading.current_thread().name)
+        return real(store, collection)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SourceRecords, "latest_snapshots", counted)
+
+    def from_threads() -> list[list[str]]:
+        found: list[list[str]] = []
+        threads = [threading.Thread(target=lambda: found.append(sources(engine)))
+                   for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return found
+
+    assert from_threads() == [["river"]] * 6
+    reads.clear()
+    assert from_threads() == [["river"]] * 6  # six new threads: nothing read again
+    assert reads == []
+    ingest_meadow(engine.home, tmp_path)
+    assert from_threads() == [["meadow", "river"]] * 6
+    assert reads  # (threads meeting the change at once may each read it)
+    reads.clear()
+    assert from_threads() == [["meadow", "river"]] * 6
+    assert reads == []
