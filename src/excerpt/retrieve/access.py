@@ -7,6 +7,7 @@ view's part indexes, so fusion, reranking, fetching and tracing are the engine's
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -173,6 +174,7 @@ class SegmentAccess:
         self._graphs: dict[str, dict[str, list[Edge]]] = {}
         self._incoming: dict[str, dict[str, list[Edge]]] = {}
         self._layouts: dict[ViewKey, tuple[int, Layout]] = {}
+        self._layout_lock = threading.Lock()
 
     def view(self, snapshots: Sequence[SnapshotInfo], principal: Principal,
              metadata: Mapping[str, Any]) -> View:
@@ -183,11 +185,14 @@ class SegmentAccess:
         per set of snapshots while the store keeps them where they are (a merge moves them:
         ``store.segment_generation``)."""
         generation = self.store.segment_generation
-        found = _per_view(self._layouts, snapshots,
-                          lambda ids: (generation, lay_out(self.store, snapshots)))
-        if found[0] != generation:
-            found = self._layouts[view_key(snapshots)] = (generation,
-                                                           lay_out(self.store, snapshots))
+        found = self._layouts.get(view_key(snapshots))
+        if found is None or found[0] != generation:
+            with self._layout_lock:  # one thread lays a new view out, the others wait for it
+                found = _per_view(self._layouts, snapshots,
+                                  lambda ids: (generation, lay_out(self.store, snapshots)))
+                if found[0] != generation:
+                    found = self._layouts[view_key(snapshots)] = (
+                        generation, lay_out(self.store, snapshots))
         return found[1]
 
     def notes(self, view: View) -> list[str]:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -257,6 +258,7 @@ class Segment:
         self._stats: dict[Principal, tuple[int, float]] = {}
         self._norms: dict[tuple[float, float, float], FloatArray] = {}
         self._weights: dict[tuple[float, float, float], FloatArray] = {}
+        self._weights_lock = threading.Lock()  # one thread computes, the others wait for it
         self._arrays: dict[str, npt.NDArray[Any]] = {}  # read into memory: kept
         self._layouts: dict[str, Layout] = {}  # of the mapped ones
         self._filters: dict[tuple[str, str], BoolArray] = {}
@@ -561,10 +563,14 @@ class Segment:
         key = (avgdl, k1, b)
         weights = self._weights.get(key)
         if weights is None:
-            tf = self.post_tf
-            weights = np.asarray(tf / (tf + self.length_norm(avgdl, k1, b)[self.post_docs]),
-                                 dtype=np.float32)
-            _keep(self._weights, key, weights, WEIGHTS_KEPT)
+            with self._weights_lock:  # a server's threads meet new statistics at once
+                weights = self._weights.get(key)
+                if weights is None:
+                    tf = self.post_tf
+                    weights = np.asarray(
+                        tf / (tf + self.length_norm(avgdl, k1, b)[self.post_docs]),
+                        dtype=np.float32)
+                    _keep(self._weights, key, weights, WEIGHTS_KEPT)
         return weights
 
     def visible_stats(self, principal: Principal) -> tuple[int, float]:

@@ -75,6 +75,7 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
         self._watch: sqlite3.Connection | None = None  # see _generation
         self._watch_lock = threading.Lock()
         self._shared: tuple[int, dict[tuple[Any, ...], Any]] = (-1, {})
+        self._memo_lock = threading.RLock()  # one thread reads a change, the others wait
         try:
             self.home.mkdir(parents=True, exist_ok=True)
             self.segments_dir.mkdir(exist_ok=True)
@@ -273,11 +274,16 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
         else:
             generation = self._generation()
             memo = self._shared
-            if memo[0] != generation:
-                memo = self._shared = (generation, {})
-            found = memo[1].get(key)
+            found = memo[1].get(key) if memo[0] == generation else None
             if found is None:
-                found = memo[1][key] = read()
+                with self._memo_lock:
+                    generation = self._generation()
+                    memo = self._shared
+                    if memo[0] != generation:
+                        memo = self._shared = (generation, {})
+                    found = memo[1].get(key)
+                    if found is None:
+                        found = memo[1][key] = read()
         if isinstance(found, SnapshotList):  # read-only: shared, not copied
             return cast(list[_T], found)
         return list(found)
