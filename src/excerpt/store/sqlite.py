@@ -80,6 +80,7 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
             self.home.mkdir(parents=True, exist_ok=True)
             self.segments_dir.mkdir(exist_ok=True)
             self.applied_now = migrate(self._conn)
+            self._generation()  # its connection opened now, before segments take descriptors
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the store at {self.home}: {exc}") from exc
         self._segments: dict[str, Segment] = {}
