@@ -165,3 +165,35 @@ def test_derived_arrays_are_kept_per_view_statistics_and_bounded(tmp_path: Path)
     assert len(seg._norms) == module.NORMS_KEPT and (2.0, 1.2, 0.75) not in seg._norms
     assert len(seg._weights) == module.WEIGHTS_KEPT
     assert (float(2 * module.NORMS_KEPT - 1), 1.2, 0.75) in seg._weights
+
+
+def test_threads_asking_for_new_term_weights_at_once_compute_them_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit changes the view's statistics for every thread of a server at once: one
+    computes the segment's term weights under them, the others wait and take the same array."""
+    import threading
+
+    tokens = [[f"w{i % 7}", f"w{i % 5}"] for i in range(5000)]
+    write_segment(tmp_path / "s", [f"n{i:05d}" for i in range(5000)], tokens, [()] * 5000,
+                  [()] * 5000, None, {})
+    seg = Segment(tmp_path / "s", "snap")
+    computed: list[str] = []
+    real = Segment.length_norm
+
+    def counted(self: Segment, avgdl: float, k1: float, b: float) -> object:
+        computed.append(threading.current_thread().name)
+        return real(self, avgdl, k1, b)
+
+    monkeypatch.setattr(Segment, "length_norm", counted)
+    start, got = threading.Barrier(6), []
+
+    def ask() -> None:
+        start.wait()
+        got.append(seg.term_weights(2.0, 1.2, 0.75))
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(computed) == 1 and len(got) == 6 and all(w is got[0] for w in got)
