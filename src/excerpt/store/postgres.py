@@ -479,7 +479,8 @@ def _safe(url: str) -> str:
 def _binary_lists(conn: Any) -> None:
     """Lists go to the server in binary: a view's snapshot ids are sent with most reads (1,000
     of them for a folder of 1,000 synced files, several times a query), and psycopg's text
-    form quotes each element through a regular expression (13 ms a search there; binary 3)."""
+    form quotes each element through a regular expression (three lists of 1,000 ids took
+    3.9 ms to send, 0.9 ms in binary)."""
     from psycopg.types.array import ListBinaryDumper
 
     conn.adapters.register_dumper(list, ListBinaryDumper)
