@@ -61,21 +61,6 @@ def dense_matches(
 _NONE: Matches = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32))
 
 
-def dense_scores(
-    view: View, embed_query: Callable[[str], QueryEmbedder | None], query: str,
-    depth: int | None = None, config: ann.AnnConfig | None = None,
-) -> list[npt.NDArray[np.float32]]:
-    """:func:`dense_matches` as a score array per part: -inf for hidden nodes, for parts
-    without vectors and, in a part searched through its index, for nodes it did not find."""
-    out = []
-    for part, (ordinals, values) in zip(
-            view.parts, dense_matches(view, embed_query, query, depth, config), strict=True):
-        scores = np.full(part.segment.size, -np.inf, dtype=np.float32)
-        scores[ordinals] = values
-        out.append(scores)
-    return out
-
-
 def _walkable(part: ViewPart, config: ann.AnnConfig) -> bool:
     return part.segment.ann is not None and ann.usable(part.mask, part.visible, config)
 

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from excerpt.retrieve.dense import QueryEmbedder, dense_scores, search_dense
+from excerpt.retrieve.dense import QueryEmbedder, dense_matches, search_dense
 from excerpt.retrieve.view import View, ViewPart, rank_matches
 from excerpt.store.base import SnapshotInfo
 from excerpt.store.segment import Segment, write_segment
@@ -65,19 +65,20 @@ def test_cosine_ranking_across_two_segments(tmp_path: Path) -> None:
     # query (1, 0): a 1.0, d 0.8, c 0.6, b 0.0
     view = view_of([one, two])
     assert ranked(view, {"fake": [1, 0]}, 3) == [("a", 1.0), ("d", 0.8), ("c", 0.6)]
-    scores = dense_scores(view, embedders({"fake": [1, 0]}), "q")
-    np.testing.assert_allclose(scores[0], [1.0, 0.0])
-    np.testing.assert_allclose(scores[1], [0.6, 0.8])
+    matches = dense_matches(view, embedders({"fake": [1, 0]}), "q")
+    assert [m[0].tolist() for m in matches] == [[0, 1], [0, 1]]
+    np.testing.assert_allclose(matches[0][1], [1.0, 0.0])
+    np.testing.assert_allclose(matches[1][1], [0.6, 0.8])
     hits = search_dense(view, embedders({"fake": [1, 0]}), "q", 2)
     assert [(c.part, c.ordinal) for c in hits] == [(0, 0), (1, 1)]
 
 
-def test_hidden_nodes_score_minus_inf_and_never_appear(tmp_path: Path) -> None:
+def test_hidden_nodes_are_never_scored_nor_appear(tmp_path: Path) -> None:
     seg = make_segment(tmp_path, "s", ["a", "b", "c"], [[1, 0], [0.8, 0.6], [0, 1]],
                        acl=[("hr",), (), ("hr",)])
     view = view_of([seg], Principal.anonymous())
-    scores = dense_scores(view, embedders({"fake": [1, 0]}), "q")[0]
-    assert scores[0] == scores[2] == -np.inf and scores[1] == pytest.approx(0.8)
+    ordinals, scores = dense_matches(view, embedders({"fake": [1, 0]}), "q")[0]
+    assert ordinals.tolist() == [1] and scores.tolist() == [pytest.approx(0.8)]
     assert ranked(view, {"fake": [1, 0]}, 10) == [("b", 0.8)]
     hr = view_of([seg], Principal(frozenset({"hr"})))
     assert [i for i, _ in ranked(hr, {"fake": [1, 0]}, 10)] == ["a", "b", "c"]
@@ -96,8 +97,8 @@ def test_segments_without_vectors_or_model_contribute_nothing(tmp_path: Path) ->
     other = make_segment(tmp_path, "other", ["c"], [[1, 0]], model="unknown-model")
     dense = make_segment(tmp_path, "dense", ["d", "e"], [[0, 1], [1, 0]])
     view = view_of([plain, other, dense])
-    scores = dense_scores(view, embedders({"fake": [1, 0]}), "q")
-    assert np.isneginf(scores[0]).all() and np.isneginf(scores[1]).all()
+    matches = dense_matches(view, embedders({"fake": [1, 0]}), "q")
+    assert [len(m[0]) for m in matches] == [0, 0, 2] and [len(m[1]) for m in matches] == [0, 0, 2]
     assert ranked(view, {"fake": [1, 0]}, 10) == [("e", 1.0), ("d", 0.0)]
 
 
