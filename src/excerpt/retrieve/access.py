@@ -34,15 +34,20 @@ changes only on import)."""
 _T = TypeVar("_T")
 
 
+def _remember(cache: dict[ViewKey, _T], key: ViewKey, value: _T) -> None:
+    """``cache[key] = value``, the oldest of ``SHADOW_VIEWS`` remembered sets forgotten first."""
+    if key not in cache and len(cache) >= SHADOW_VIEWS:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+
+
 def _per_view(cache: dict[ViewKey, _T], snapshots: Sequence[SnapshotInfo],
               make: Callable[[ViewKey], _T]) -> _T:
     """``make(ids)`` once per set of snapshots (which never change), the oldest of
     ``SHADOW_VIEWS`` remembered sets forgotten first."""
     key = view_key(snapshots)
     if key not in cache:
-        if len(cache) >= SHADOW_VIEWS:
-            cache.pop(next(iter(cache)))
-        cache[key] = make(key)
+        _remember(cache, key, make(key))
     return cache[key]
 
 CITATION_RELATIONS = {"cites", "related"}
@@ -184,15 +189,14 @@ class SegmentAccess:
         """The view's segments and what each holds of it (retrieve/view.py ``lay_out``), once
         per set of snapshots while the store keeps them where they are (a merge moves them:
         ``store.segment_generation``)."""
-        generation = self.store.segment_generation
-        found = self._layouts.get(view_key(snapshots))
+        generation, key = self.store.segment_generation, view_key(snapshots)
+        found = self._layouts.get(key)
         if found is None or found[0] != generation:
             with self._layout_lock:  # one thread lays a new view out, the others wait for it
-                found = _per_view(self._layouts, snapshots,
-                                  lambda ids: (generation, lay_out(self.store, snapshots)))
-                if found[0] != generation:
-                    found = self._layouts[view_key(snapshots)] = (
-                        generation, lay_out(self.store, snapshots))
+                found = self._layouts.get(key)
+                if found is None or found[0] != generation:
+                    found = (generation, lay_out(self.store, snapshots))
+                    _remember(self._layouts, key, found)
         return found[1]
 
     def notes(self, view: View) -> list[str]:
