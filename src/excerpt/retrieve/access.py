@@ -18,7 +18,7 @@ from excerpt.analyze import ANALYZER_VERSION
 from excerpt.graph.expand import NodeStatus, adjacency, reverse_adjacency
 from excerpt.retrieve import identifiers
 from excerpt.retrieve.citations import named_nodes
-from excerpt.retrieve.dense import QueryEmbedder, node_vectors, search_dense
+from excerpt.retrieve.dense import QueryEmbedder, node_vectors, search_dense, walks_index
 from excerpt.retrieve.lexical import bm25_scores, idf_weights, search_bm25
 from excerpt.retrieve.multihop import MultiHopResult, multi_hop
 from excerpt.retrieve.view import Candidate, Layout, View, ViewPart, build_view, lay_out
@@ -167,11 +167,11 @@ class SegmentAccess:
     """The embedded store: numpy over each snapshot's segment and the caller's mask."""
 
     def concurrent_legs(self, view: View) -> bool:
-        """When a segment is searched through its IVF index: faiss releases the GIL while
-        it walks, so the BM25 leg runs on the other core meanwhile (at 10M nodes each leg
-        costs tens of ms). Below that both legs are numpy calls of well under a ms, where
-        a thread costs more than it saves."""
-        return any(p.segment.ann is not None and p.visible for p in view.parts)
+        """When the dense leg walks a segment's IVF index: faiss releases the GIL while it
+        walks, so the BM25 leg runs on the other core meanwhile (at 10M nodes each leg costs
+        tens of ms). Otherwise both legs are numpy calls of well under a ms, where a thread
+        costs more than it saves."""
+        return any(walks_index(p, self.ann) for p in view.parts)
 
     def __init__(self, store: Store, ann: AnnConfig) -> None:
         self.store = store

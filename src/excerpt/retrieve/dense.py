@@ -45,7 +45,8 @@ def dense_matches(
         vector = cache[model]
         if vector is None:
             out.append(_NONE)
-        elif depth is not None and _walkable(part, config):
+        elif (depth is not None and walks_index(part, config)
+              and part.segment.ann is not None):  # (its file gone: scanned exactly)
             out.append(ann.search(part.segment.ann, part.segment.vector_rows, part.mask,
                                   vector, depth, config))
             if index not in view.approximate:  # once, searched again or not
@@ -61,8 +62,10 @@ def dense_matches(
 _NONE: Matches = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32))
 
 
-def _walkable(part: ViewPart, config: ann.AnnConfig) -> bool:
-    return part.segment.ann is not None and ann.usable(part.mask, part.visible, config)
+def walks_index(part: ViewPart, config: ann.AnnConfig) -> bool:
+    """Whether a search of ``depth`` walks the part's IVF index (it has one, and enough of it
+    is visible) rather than scanning its vectors; the index is not loaded to answer."""
+    return part.segment.indexed and ann.usable(part.mask, part.visible, config)
 
 
 def search_dense(

@@ -427,10 +427,15 @@ class Segment:
         with resources():
             return layout(self.folder / "vectors.npy").offset
 
+    @property
+    def indexed(self) -> bool:
+        """Whether the segment has an IVF index (known without loading it)."""
+        return bool(self.meta.get("ann"))
+
     @cached_property
     def ann(self) -> Any | None:
         """The IVF index of the vectors (store/ann.py), or None: scanned exactly."""
-        return load_ann(self.folder) if self.meta.get("ann") else None
+        return load_ann(self.folder) if self.indexed else None
 
     @cached_property
     def _edge_targets(self) -> list[str]:
