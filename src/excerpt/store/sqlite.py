@@ -73,9 +73,8 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
         self._watch: sqlite3.Connection | None = None  # see _generation
-        self._watch_lock = threading.Lock()
         self._shared: tuple[int, dict[tuple[Any, ...], Any]] = (-1, {})
-        self._memo_lock = threading.RLock()  # one thread reads a change, the others wait
+        self._memo_lock = threading.RLock()  # the watch and the memo; one thread reads a change
         try:
             self.home.mkdir(parents=True, exist_ok=True)
             self.segments_dir.mkdir(exist_ok=True)
@@ -256,7 +255,7 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
         other connection commits (another process, or any thread of this one, as every
         thread writes on its own connection). Equal twice means nothing was published,
         retired or deleted in between, whichever thread asks. ~5 us, one statement."""
-        with self._watch_lock:
+        with self._memo_lock:
             if self._watch is None:
                 self._watch = sqlite3.connect(self.home / "excerpt.db", isolation_level=None,
                                               check_same_thread=False)
@@ -273,18 +272,14 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
         if self._conn.in_transaction:
             found = read()
         else:
-            generation = self._generation()
-            memo = self._shared
-            found = memo[1].get(key) if memo[0] == generation else None
-            if found is None:
-                with self._memo_lock:
-                    generation = self._generation()
-                    memo = self._shared
-                    if memo[0] != generation:
-                        memo = self._shared = (generation, {})
-                    found = memo[1].get(key)
-                    if found is None:
-                        found = memo[1][key] = read()
+            with self._memo_lock:  # held a few us, or while the one thread reads a change
+                generation = self._generation()
+                if self._shared[0] != generation:
+                    self._shared = (generation, {})
+                memo = self._shared[1]
+                found = memo.get(key)
+                if found is None:
+                    found = memo[key] = read()
         if isinstance(found, SnapshotList):  # read-only: shared, not copied
             return cast(list[_T], found)
         return list(found)
@@ -509,11 +504,11 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
             for conn in self._all:
                 conn.close()
             self._all.clear()
-        with self._watch_lock:
+        with self._memo_lock:
             if self._watch is not None:
                 self._watch.close()
                 self._watch = None
-        self._shared = (-1, {})
+            self._shared = (-1, {})
         self._local = threading.local()
         self.maps.close()  # the segments' open files; a later read maps them again
 
