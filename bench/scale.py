@@ -153,19 +153,20 @@ def measure(home: Path, queries: list[str], mode: str) -> dict[str, Any]:
 
 def semantic_recall(home: Path, queries: list[str], rankings: list[list[tuple[str, float, str]]],
                     k: int = 10) -> dict[str, float]:
-    """Recall@k of the semantic rankings against the exact top k: the queries' vectors (as
-    the engine embeds them) against every stored vector, read block by block from each
-    segment's ``vectors.npy`` (every node is visible to the bench's principal)."""
-    engine = Engine(home)
-    embed = engine._query_embedder("minilm")
-    assert embed is not None
-    asked = np.vstack([embed(q) for q in queries]).astype(np.float32)
-    engine.close()
+    """Recall@k of the semantic rankings against the exact top k: the queries' MiniLM vectors
+    against every stored vector of the collection's segments, read block by block (every
+    node is visible to the bench's principal)."""
+    from excerpt.embed import get_embedder
+
+    embedder = get_embedder("minilm")
+    asked = np.vstack([embedder.embed_query(q) for q in queries]).astype(np.float32)
     best = np.full((len(queries), k), -np.inf, dtype=np.float32)
     best_ids: np.ndarray = np.full((len(queries), k), "", dtype=object)
-    for folder in sorted((home / "segments").glob("run-*")):
-        vectors = np.load(folder / "vectors.npy", mmap_mode="r")
-        ids = np.array((folder / "ids.txt").read_text("utf-8").split("\n"), dtype=object)
+    store = SQLiteStore(home)
+    for info in store.latest_snapshots("scale"):
+        segment = store.segment(info.snapshot_id)
+        vectors, ids = segment.vectors, np.array(segment.ids, dtype=object)
+        assert vectors is not None, "the bench's segments hold vectors (--vectors)"
         for start in range(0, len(vectors), 200_000):
             scores = (np.asarray(vectors[start:start + 200_000]) @ asked.T).T
             top = np.argpartition(-scores, k, axis=1)[:, :k]
@@ -174,6 +175,7 @@ def semantic_recall(home: Path, queries: list[str], rankings: list[list[tuple[st
             keep = np.argsort(-pool, axis=1, kind="stable")[:, :k]
             best = np.take_along_axis(pool, keep, axis=1)
             best_ids = np.take_along_axis(pool_ids, keep, axis=1)
+    store.close()
     found = [len(set(best_ids[i]) & {node_id for node_id, _, _ in ranking[:k]})
              for i, ranking in enumerate(rankings)]
     return {"recall_at_10": round(sum(found) / (k * len(found)), 4),
