@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from excerpt.retrieve.impacts import impact_matches
 from excerpt.retrieve.pruning import pruned_matches
 from excerpt.retrieve.view import Candidate, Matches, View, ViewPart, rank_matches
 from excerpt.types import IdfWeights
@@ -248,8 +249,9 @@ def search_bm25(
 ) -> list[Candidate]:
     """The exhaustive top ``depth`` (ties by id), scored as :func:`bm25_scores` scores; parts
     of at least ``prune_from`` nodes (default :data:`PRUNE_FROM`, read at each call) whose
-    segment has block maxima skip the nodes that cannot reach it (retrieve/pruning.py).  A
-    one-term query is not pruned: its exhaustive pass has no sum and beat pruning at 1M."""
+    segment has block maxima skip the nodes that cannot reach it (retrieve/pruning.py), or
+    read the top from the impact orders of common terms (retrieve/impacts.py).  A one-term
+    query is not block-pruned: its exhaustive pass has no sum and beat pruning at 1M."""
     avgdl = view.avg_length
     prune_from = PRUNE_FROM if prune_from is None else prune_from
     # From the cached term weights when every part is read whole: the view's statistics are
@@ -264,13 +266,23 @@ def search_bm25(
     best = np.zeros(0, dtype=np.float32)  # the depth best scores of the parts read so far
     for part, terms in zip(view.parts, gather(view, query_tokens), strict=True):
         floor = float(best[0]) if len(best) == depth else -np.inf
-        found = (pruned_matches(part, terms, avgdl, k1, b, depth, floor)
-                 if len(terms) > 1 and part.segment.size >= prune_from
-                 and part.segment.block_shift is not None else None)
+        found = (_pruned(part, terms, avgdl, k1, b, depth, floor)
+                 if part.segment.size >= prune_from else None)
         matches.append(_part_matches(part, terms, avgdl, k1, b, depth) if found is None
                        else found)
         best = _best_values(best, matches[-1][1], depth)
     return rank_matches(view, matches, depth)
+
+
+def _pruned(part: ViewPart, terms: list[tuple[str, IntArray, FloatArray, float]],
+            avgdl: float, k1: float, b: float, depth: int, floor: float) -> Matches | None:
+    """The part's top without scoring every match: from the impact orders of its common
+    terms (retrieve/impacts.py), else skipping blocks (retrieve/pruning.py); None: neither
+    pays, the caller scores every match."""
+    found = impact_matches(part, terms, avgdl, k1, b, depth, floor)
+    if found is None and len(terms) > 1 and part.segment.block_shift is not None:
+        found = pruned_matches(part, terms, avgdl, k1, b, depth, floor)
+    return found
 
 
 def _best_values(best: FloatArray, more: FloatArray, depth: int) -> FloatArray:

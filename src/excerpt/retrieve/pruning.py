@@ -143,7 +143,8 @@ class _Query:
             post = seg.post_docs[base:int(held.end[-1])]
         if not len(post) or not len(docs):
             return np.zeros(len(docs), dtype=bool), np.zeros(0, dtype=np.float64)
-        pos = np.minimum(np.searchsorted(post, docs), len(post) - 1)
+        # Needles of the postings' dtype: int64 ones would convert the whole list first.
+        pos = np.minimum(np.searchsorted(post, docs.astype(post.dtype)), len(post) - 1)
         hit = post[pos] == docs
         if isinstance(held, _Exact):
             return hit, held.contrib[pos[hit]]

@@ -41,6 +41,7 @@ from excerpt.errors import StoreError
 from excerpt.store.ann import AnnConfig
 from excerpt.store.ann import build as build_ann
 from excerpt.store.blocks import block_maxima
+from excerpt.store.impacts import IMPACT_POSTINGS, impact_files
 from excerpt.store.segment import (
     BLOCK_SHIFT,
     LONG_POSTINGS,
@@ -180,7 +181,8 @@ def _members(inputs: Sequence[Segment], kept: Collection[str] | None
 
 def merge_segments(folder: Path, inputs: Sequence[Segment], ann: AnnConfig | None = None,
                    long_postings: int = LONG_POSTINGS,
-                   kept: Collection[str] | None = None) -> list[Member]:
+                   kept: Collection[str] | None = None,
+                   impact_postings: int = IMPACT_POSTINGS) -> list[Member]:
     """Write the rows of ``inputs``, in order, as one segment in ``folder`` (which must not
     exist yet); returns its members (module docstring). ``kept``: the snapshots whose rows
     stay (the others' were deleted: their rows are dropped here); every one when None.
@@ -196,6 +198,7 @@ def merge_segments(folder: Path, inputs: Sequence[Segment], ann: AnnConfig | Non
     doc_len = np.concatenate([np.asarray(s.doc_len, dtype=np.float32) for s in inputs])[keep]
     shift = inputs[0].block_shift or BLOCK_SHIFT
     blocks = block_maxima(indptr, docs, tfs, doc_len, shift, long_postings)
+    impacts = impact_files(indptr, docs, tfs, doc_len, impact_postings)
     acl_vocab, acl_indptr, acl_ids = _rights(inputs, "acl", "acl_tags", keep)
     label_vocab, label_indptr, label_ids = _rights(inputs, "label", "classification_labels",
                                                    keep)
@@ -206,7 +209,7 @@ def merge_segments(folder: Path, inputs: Sequence[Segment], ann: AnnConfig | Non
     blk_names = ("blk_indptr.npy", "blk_ids.npy", "blk_start.npy", "blk_max_tf.npy",
                  "blk_min_len.npy")
     arrays: list[tuple[str, npt.NDArray[Any]]] = [
-        *zip(blk_names, list[npt.NDArray[Any]](blocks), strict=True),
+        *zip(blk_names, list[npt.NDArray[Any]](blocks), strict=True), *impacts,
         ("post_indptr.npy", indptr), ("post_docs.npy", docs), ("post_tf.npy", tfs),
         ("doc_len.npy", doc_len), ("acl_indptr.npy", acl_indptr), ("acl_ids.npy", acl_ids),
         ("label_indptr.npy", label_indptr), ("label_ids.npy", label_ids)]
@@ -223,6 +226,7 @@ def merge_segments(folder: Path, inputs: Sequence[Segment], ann: AnnConfig | Non
             "postings": int(indptr[-1]), "total_length": float(doc_len.sum()),
             "acl_tags": acl_vocab, "classification_labels": label_vocab,
             "dim": int(first.get("dim") or 0), "relations": relations, "block_shift": shift,
-            "ann": "ivf-sq8" if indexed else None, "members": [list(m) for m in members]}
+            "impacts": bool(impacts), "ann": "ivf-sq8" if indexed else None,
+            "members": [list(m) for m in members]}
     (folder / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
     return members

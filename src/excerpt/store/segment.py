@@ -16,6 +16,8 @@ makes tie-breaking by id free):
     blk_start.npy        int64[n_entries]     first posting of the term in that block
     blk_max_tf.npy       float32[n_entries]   largest tf of the term in that block
     blk_min_len.npy      float32[n_entries]   shortest node holding the term in that block
+    imp_*.npy            the most common terms' postings in impact order (store/impacts.py);
+                         only in segments holding such a term (meta["impacts"])
     vectors.npy          float32[n_nodes, dim]  L2-normalised embeddings (absent: no vectors)
     acl_indptr.npy / acl_ids.npy        CSR of each node's ACL tag ids (into meta["acl_tags"])
     label_indptr.npy / label_ids.npy    CSR of each node's classification label ids
@@ -57,6 +59,7 @@ from excerpt.store.ann import AnnConfig
 from excerpt.store.ann import build as build_ann
 from excerpt.store.ann import load as load_ann
 from excerpt.store.blocks import Blocks, block_maxima
+from excerpt.store.impacts import IMPACT_POSTINGS, Impacts, impact_files
 from excerpt.store.maps import Layout, OpenMaps, layout, map_array, read_array, resources
 from excerpt.types import Principal
 
@@ -143,12 +146,14 @@ def write_segment(
     block_shift: int = BLOCK_SHIFT,
     long_postings: int = LONG_POSTINGS,
     ann: AnnConfig | None = None,
+    impact_postings: int = IMPACT_POSTINGS,
 ) -> None:
     """Write a segment for nodes given in ordinal order; ``folder`` must not exist yet.
 
     ``edges`` are (from_id, relation, to_id); edges leaving a node outside the segment are
     not kept (nothing can be expanded from a node that is not there).  ``block_shift`` and
-    ``long_postings`` shape the block-max entries (tests make them small).  With ``ann``, a
+    ``long_postings`` shape the block-max entries, ``impact_postings`` which terms get an
+    impact order (tests make them small).  With ``ann``, a
     segment of at least ``ann.min_nodes`` vectors also gets its IVF index (store/ann.py).
     """
     folder.mkdir(parents=True)
@@ -162,7 +167,9 @@ def write_segment(
     (folder / "terms.txt").write_text("\n".join(vocab), encoding="utf-8")
     blk_indptr, blk_ids, blk_start, blk_max_tf, blk_min_len = block_maxima(
         indptr, docs, tfs, doc_len, block_shift, long_postings)
+    impacts = impact_files(indptr, docs, tfs, doc_len, impact_postings)
     for name, arr in (
+        *impacts,
         ("blk_indptr.npy", blk_indptr),
         ("blk_ids.npy", blk_ids),
         ("blk_start.npy", blk_start),
@@ -193,6 +200,7 @@ def write_segment(
         "dim": int(vectors.shape[1]) if vectors is not None else 0,
         "relations": relations,
         "block_shift": block_shift,
+        "impacts": bool(impacts),
         "ann": "ivf-sq8" if indexed else None,
     }
     (folder / "meta.json").write_text(json.dumps(full_meta, ensure_ascii=False), encoding="utf-8")
@@ -521,6 +529,23 @@ class Segment:
         return Blocks(self._array("blk_ids.npy")[start:end], first, ends,
                       self._array("blk_max_tf.npy")[start:end],
                       self._array("blk_min_len.npy")[start:end])
+
+    def impacts(self, term: str) -> Impacts | None:
+        """The term's postings in impact order (None: it has none, it is not that common)."""
+        if not self.meta.get("impacts"):
+            return None
+        tid = self.term_ids.get(term)
+        if tid is None:
+            return None
+        indptr = self._array("imp_indptr.npy")
+        first, last = int(indptr[tid]), int(indptr[tid + 1])
+        if first == last:
+            return None
+        runs = self._array("imp_run_indptr.npy")
+        a, z = int(runs[tid]), int(runs[tid + 1])
+        return Impacts(self._array("imp_docs.npy")[first:last],
+                       self._array("imp_run_start.npy")[a:z] - first,
+                       self._array("imp_run_tf.npy")[a:z], self._array("imp_run_len.npy")[a:z])
 
     def doc_freq(self, term: str) -> int:
         tid = self.term_ids.get(term)

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from excerpt.retrieve import impacts as impact_path
 from excerpt.retrieve import pruning
 from excerpt.retrieve.lexical import K1, B, bm25_scores, gather, search_bm25
 from excerpt.retrieve.view import Candidate, View, ViewPart
@@ -21,10 +22,10 @@ from excerpt.store.segment import Segment, write_segment
 
 
 def segment(folder: Path, name: str, docs: list[list[str]], shift: int = 2,
-            long_postings: int = 3, first: int = 0) -> Segment:
+            long_postings: int = 3, first: int = 0, impacts: int = 10**9) -> Segment:
     ids = [f"n{first + i:05d}" for i in range(len(docs))]
     write_segment(folder / name, ids, docs, [() for _ in docs], [() for _ in docs], None, {},
-                  block_shift=shift, long_postings=long_postings)
+                  block_shift=shift, long_postings=long_postings, impact_postings=impacts)
     return Segment(folder / name, name)
 
 
@@ -62,27 +63,34 @@ CASES = given(
     n_docs=st.integers(1, 300), vocab=st.integers(1, 30), pieces=st.integers(1, 4),
     seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 4), long_postings=st.integers(1, 8),
     depth=st.integers(1, 15), n_terms=st.integers(1, 5), hidden=st.sampled_from([0, 0.3, 0.9]),
-    rounds=st.sampled_from([(1, 2), (2, 3), (8, 4)]))
+    rounds=st.sampled_from([(1, 2), (2, 3), (8, 4)]),
+    impacts=st.sampled_from([(10**9, 1, 16), (1, 1, 16), (4, 2, 1), (2, 64, 2)]))
 
 
 def check_pruned_equals_exhaustive(n_docs: int, vocab: int, pieces: int, seed: int,
                                    shift: int, long_postings: int, depth: int, n_terms: int,
-                                   hidden: float, rounds: tuple[int, int]) -> None:
+                                   hidden: float, rounds: tuple[int, int],
+                                   impacts: tuple[int, int, int]) -> None:
     """Random corpora in one to four segments (a later one starts from the floor the earlier
     ones set), a random mask (nodes hidden), a random query
     (weights as expansions give them, a word no node holds): pruned == exhaustive.  Small
     first rounds make the threshold prune often (the production 8 blocks growing 4x seldom
-    prune on corpora this small)."""
+    prune on corpora this small); ``impacts`` (postings from which a term has an impact
+    order, postings read in the first impact round, the share of the segment they stop at)
+    sends queries of common words through their impact orders, answered there or given up.
+    """
     rng = np.random.default_rng(seed)
     docs = random_corpus(rng, n_docs, vocab)
     query = {f"w{int(rng.integers(0, vocab + 2))}": float(rng.choice([1.0, 2.0, 0.5, 0.25]))
              for _ in range(n_terms)}
     cuts = [0, *sorted(int(c) for c in rng.integers(0, n_docs + 1, pieces - 1)), n_docs]
-    saved = pruning.FIRST_ROUND, pruning.GROWTH
+    saved = pruning.FIRST_ROUND, pruning.GROWTH, impact_path.FIRST, impact_path.SHARE
     pruning.FIRST_ROUND, pruning.GROWTH = rounds
+    impact_path.FIRST, impact_path.SHARE = impacts[1:]
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            segs = [segment(Path(tmp), f"s{i}", docs[a:z], shift, long_postings, a)
+            segs = [segment(Path(tmp), f"s{i}", docs[a:z], shift, long_postings, a,
+                            impacts[0])
                     for i, (a, z) in enumerate(pairwise(cuts)) if z > a]
             masks = [rng.random(s.size) >= hidden for s in segs]
             v = view(segs, masks)
@@ -93,7 +101,7 @@ def check_pruned_equals_exhaustive(n_docs: int, vocab: int, pieces: int, seed: i
             assert all(p.whole for p in held.parts)
             assert search_bm25(held, query, depth, prune_from=10**9) == want
     finally:
-        pruning.FIRST_ROUND, pruning.GROWTH = saved
+        (pruning.FIRST_ROUND, pruning.GROWTH, impact_path.FIRST, impact_path.SHARE) = saved
 
 
 @settings(max_examples=12, deadline=None)
@@ -156,3 +164,43 @@ def test_a_segment_without_block_maxima_is_searched_exhaustively(tmp_path: Path)
     v = view([old], [np.ones(old.size, dtype=bool)])
     assert search_bm25(v, {"a": 1.0, "c": 1.0}, 5, prune_from=0) == exhaustive(
         v, {"a": 1.0, "c": 1.0}, 5)
+
+
+def test_a_query_of_words_in_every_node_is_read_from_their_impact_orders(
+        tmp_path: Path) -> None:
+    """Words in nearly every node have the same bound in every block, so blocks skip
+    nothing; their impact orders give the exact top from a small share of the postings,
+    whatever the caller may see and whatever floor the segments before set."""
+    rng = np.random.default_rng(11)
+    docs = [["the"] * int(rng.integers(1, 8)) + ["of"] * int(rng.integers(0, 5))
+            + [f"f{int(w)}" for w in rng.integers(0, 300, int(rng.integers(2, 60)))]
+            for _ in range(8192)]
+    seg = segment(tmp_path, "s", docs, shift=6, long_postings=64, impacts=512)
+    query = {"the": 1.0, "of": 1.0, "f7": 0.5}
+    read: list[int] = []
+    real = impact_path._candidates
+
+    def counting(*args: object) -> object:
+        found = real(*args)  # type: ignore[arg-type]
+        read.append(len(found[0]))
+        return found
+
+    impact_path._candidates = counting  # type: ignore[assignment]
+    first, impact_path.FIRST = impact_path.FIRST, 64  # a segment of 8,192 nodes, not 1M
+    try:
+        for hidden in (0.0, 0.5):
+            mask = rng.random(seg.size) >= hidden
+            v = view([seg], [mask])
+            terms = gather(v, query)[0]
+            got = impact_path.impact_matches(v.parts[0], terms, v.avg_length, K1, B, 10)
+            assert got is not None, "the impact orders gave up"
+            assert len(got[0]) < seg.size // 16 and max(read) < seg.size // 8, read
+            assert search_bm25(v, query, 10, prune_from=0) == exhaustive(v, query, 10)
+            want = exhaustive(v, query, 10)
+            floor = want[4].score  # five nodes of earlier segments are better than these
+            above = impact_path.impact_matches(v.parts[0], terms, v.avg_length, K1, B, 10,
+                                               floor)
+            assert above is not None
+            assert {c.ordinal for c in want[:5]} <= set(above[0].tolist())
+    finally:
+        impact_path._candidates, impact_path.FIRST = real, first  # type: ignore[assignment]

@@ -17,10 +17,12 @@ from excerpt.types import Principal
 ARRAYS = ("post_indptr.npy", "post_docs.npy", "post_tf.npy", "doc_len.npy", "blk_indptr.npy",
           "blk_ids.npy", "blk_start.npy", "blk_max_tf.npy", "blk_min_len.npy", "acl_indptr.npy",
           "acl_ids.npy", "label_indptr.npy", "label_ids.npy", "edge_indptr.npy", "edge_to.npy",
-          "edge_rel.npy", "vectors.npy")
+          "edge_rel.npy", "vectors.npy", "imp_indptr.npy", "imp_docs.npy", "imp_run_indptr.npy",
+          "imp_run_start.npy", "imp_run_tf.npy", "imp_run_len.npy")
 TEXTS = ("ids.txt", "terms.txt", "edge_targets.txt")
 KEYS = ("nodes", "terms", "postings", "total_length", "acl_tags", "classification_labels",
-        "dim", "relations", "block_shift", "analyzer", "embed_model")
+        "dim", "relations", "block_shift", "analyzer", "embed_model", "impacts")
+IMPACTS = 20  # postings from which a term gets an impact order, here (production: 65,536)
 
 
 def rows(seed: int, n: int, prefix: str) -> dict[str, list]:  # type: ignore[type-arg]
@@ -45,7 +47,8 @@ def write(folder: Path, parts: list[dict[str, list]]) -> None:  # type: ignore[t
                   [lab for p in parts for lab in p["labels"]],
                   np.concatenate([p["vectors"] for p in parts]),
                   {"analyzer": "v", "embed_model": "m"},
-                  [e for p in parts for e in p["edges"]], block_shift=3, long_postings=8)
+                  [e for p in parts for e in p["edges"]], block_shift=3, long_postings=8,
+                  impact_postings=IMPACTS)
 
 
 def test_a_merge_writes_what_one_segment_of_all_the_rows_holds(tmp_path: Path) -> None:
@@ -54,7 +57,8 @@ def test_a_merge_writes_what_one_segment_of_all_the_rows_holds(tmp_path: Path) -
     for i, part in enumerate(parts):
         write(tmp_path / f"in{i}", [part])
         inputs.append(Segment(tmp_path / f"in{i}", f"snap{i}"))
-    got = merge_segments(tmp_path / "merged", inputs, long_postings=8)
+    got = merge_segments(tmp_path / "merged", inputs, long_postings=8,
+                         impact_postings=IMPACTS)
     write(tmp_path / "whole", parts)
     assert got == [("snap0", 0, 30), ("snap1", 30, 1), ("snap2", 31, 45)]
     merged, whole = Segment(tmp_path / "merged", "m"), Segment(tmp_path / "whole", "w")
@@ -107,7 +111,7 @@ def test_rows_of_deleted_snapshots_are_dropped_as_if_never_written(tmp_path: Pat
         write(tmp_path / f"in{i}", [part])
     inputs = [Segment(tmp_path / f"in{i}", f"snap{i}") for i in range(3)]
     got = merge_segments(tmp_path / "merged", inputs, long_postings=8,
-                         kept={"snap0", "snap2"})
+                         kept={"snap0", "snap2"}, impact_postings=IMPACTS)
     assert got == [("snap0", 0, 20), ("snap2", 20, 25)]
     write(tmp_path / "whole", [parts[0], parts[2]])
     for name in [a for a in ARRAYS if not a.startswith(("acl", "label", "edge_to"))]:
