@@ -13,9 +13,10 @@ in Fagin's threshold algorithms, a few thousand postings per term:
 3. the threshold is the depth-th best of the partial scores, raised by exact scores of the
    best candidates; once the sum of the bounds left is below it, the top is among the
    candidates whose upper bound reaches it, and only those are scored exactly;
-4. else each term reads just enough more runs (chosen by a Lagrangian trade of bound against
-   postings read) that the bounds left sum below the threshold, up to a sixteenth of the
-   segment (then None: the blocks decide).
+4. else the next round reads more runs, chosen by how much each lowers the sum of bounds
+   left per posting read (:class:`_Plan`): the fewest that bring the sum below the
+   threshold when they are within a sixteenth of the segment, else four times the postings
+   read so far; a round past that sixteenth gives up (None: the blocks decide).
 
 Scores returned are :func:`pruning._Query.exact`'s, so the ranking is the exhaustive one to the
 bit; partial and upper bounds only choose which nodes to score, with ``SLACK`` for rounding.
