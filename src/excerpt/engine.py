@@ -29,7 +29,8 @@ from excerpt.errors import InputError, NotFoundError, StoreError
 from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits, GraphResult, expand
 from excerpt.query.topk import TopK, reduce_for_latency
 from excerpt.query.understand import terms_to_add, understand
-from excerpt.retrieve.access import Access, access_for
+from excerpt.retrieve.access import Access
+from excerpt.retrieve.backends import access_for
 from excerpt.retrieve.citations import pin_named
 from excerpt.retrieve.fusion import blend, rrf
 from excerpt.retrieve.identifiers import view_has_code

@@ -11,8 +11,22 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import InputError
-from excerpt.graph.expand import DEFAULT_ALLOWLIST
-from excerpt.ingest.code.text import MAX_NODE_TOKENS
+
+# Settings are the ground floor: every package reads them, so they import nothing of excerpt
+# but its errors; the defaults other modules share are declared here.
+
+MAX_NODE_TOKENS = 512
+"""Default cap on a code node's tokens (``LoadOptions.max_node_tokens``): about forty lines
+of code, a few nodes fit any context budget."""
+
+DEFAULT_ALLOWLIST: tuple[str, ...] = (
+    "ReadsFrom", "WritesTo", "Calls", "Executes", "FK", "On", "SynonymFor", "ReferencedBy(C#)",
+    # issue 17: through an interface to its implementations, from a registration to what it
+    # binds, from an EF entity to its table (Implements and Mentions stay out: the first leads
+    # back up to the interface, the second is a weak link by design)
+    "ImplementedBy", "Registers", "MapsTo",
+)
+"""The relations graph expansion follows by default (graph/expand.py)."""
 
 
 def _setting(default: Any, help_text: str) -> Any:

@@ -28,9 +28,9 @@ import pytest
 from click.testing import CliRunner
 
 from excerpt.cli.main import cli
+from excerpt.edge.keys import KeyRing
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
-from excerpt.server.keys import KeyRing
 from excerpt.types import SEARCH_MODES
 
 from .conftest import FAKE_SET, FakeEnterprise

@@ -63,9 +63,9 @@ def test_the_service_runs_on_postgresql(pg_url: str, tmp_path: Path,
                                         serving: Callable[[Any], Any]) -> None:
     import urllib.request
 
+    from excerpt.edge.keys import KeyRing
     from excerpt.engine import Engine
     from excerpt.server.app import create_app
-    from excerpt.server.keys import KeyRing
 
     engine = Engine(tmp_path, store_url=pg_url)
     (tmp_path / "notes.txt").write_text("The cafeteria serves lunch at noon.", "utf-8")

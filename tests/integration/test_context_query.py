@@ -113,8 +113,8 @@ def test_wingtip_context_from_a_procedure_name(shared_data: Callable[..., Path],
 
 
 def test_cli_and_http_take_a_query(tmp_path: Path, serving: Callable[[Any], Any]) -> None:
+    from excerpt.edge.keys import KeyRing
     from excerpt.server.app import create_app
-    from excerpt.server.keys import KeyRing
 
     engine = Engine(tmp_path / "home")
     engine.ingest(write_sources(tmp_path / "src"), collection="c", fmt="code", embedder="none")

@@ -165,8 +165,8 @@ def test_seed_bundle_invoices_table_in_both_directions(shared_data: Callable[...
 
 def test_cli_and_http_take_the_direction(tmp_path: Path,
                                          serving: Callable[[Any], Any]) -> None:
+    from excerpt.edge.keys import KeyRing
     from excerpt.server.app import create_app
-    from excerpt.server.keys import KeyRing
 
     engine = Engine(tmp_path / "home")
     engine.ingest(write_sources(tmp_path / "src"), collection="c", fmt="code", embedder="none")

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 from tests.http import add_keys, exchange, request, zipped
 
 from excerpt.cli.main import cli
+from excerpt.edge.keys import KeyRing
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
-from excerpt.server.keys import KeyRing
 
 PUBLIC = "The cafeteria serves lunch from noon until two in the afternoon on weekdays."
 SECRET = "The merger with Northwind closes in March; the board cut the cafeteria lunch budget."

@@ -16,10 +16,10 @@ from click.testing import CliRunner
 from tests.http import call
 
 from excerpt.cli.main import cli
+from excerpt.edge.keys import KeyRing
 from excerpt.engine import Engine
 from excerpt.errors import InputError
 from excerpt.server.app import create_app
-from excerpt.server.keys import KeyRing
 
 SECRET = "The payroll of every employee lives in this file outside the ingest root."
 

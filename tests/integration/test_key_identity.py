@@ -28,8 +28,8 @@ from tests.http import add_keys, call, excerpt_serve
 from tests.stores import handbook_and_secret
 
 from excerpt.cli.main import cli
+from excerpt.edge.keys import KeyEntry, KeyRing
 from excerpt.errors import InputError
-from excerpt.server.keys import KeyEntry, KeyRing
 
 SECRET = ("The Kestrel salary bands are kept by human resources: grade seven pays ninety "
           "thousand crowns a year.")

@@ -373,9 +373,9 @@ def test_a_client_leaving_a_streamed_chat_stops_its_ask(
         serving: Callable[[Any], AbstractContextManager[str]]) -> None:
     """A reranker that takes seconds (the server's settings): the client reads the first
     chunk and leaves; the ask is counted cancelled, never finished."""
+    from excerpt.edge.keys import KeyRing
     from excerpt.rerank import base
     from excerpt.server.app import create_app
-    from excerpt.server.keys import KeyRing
     from excerpt.settings import Settings
 
     monkeypatch.setitem(base._FACTORIES, "slow", SlowReranker)

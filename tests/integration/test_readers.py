@@ -21,9 +21,9 @@ from tests.http import call
 from tests.llm import ChatStandIn, smollm2_path
 
 from excerpt.cli.main import cli
+from excerpt.edge.keys import KeyRing
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
-from excerpt.server.keys import KeyRing
 from excerpt.settings import Settings
 from excerpt.types import Filters
 

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from tests.http import add_keys
 
 from excerpt.cli.main import cli
+from excerpt.edge.keys import KeyRing
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
-from excerpt.server.keys import KeyRing
 from excerpt.settings import Settings
 
 PUBLIC = ("The cafeteria serves lunch from noon until two in the afternoon on weekdays. "

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from tests.aio import run_async
 
 from excerpt.cli.main import cli
+from excerpt.edge.keys import KeyRing
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
-from excerpt.server.keys import KeyRing
 
 # Late interaction over 300 fetched passages takes seconds: long enough to leave mid-stream.
 SLOW = {"question": "What does Lord Henry say about youth and beauty?", "collection": "books",

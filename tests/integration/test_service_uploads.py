@@ -25,9 +25,9 @@ from click.testing import CliRunner
 from tests.http import call, wait_started, zipped
 
 from excerpt.cli.main import cli
+from excerpt.edge.keys import KeyRing
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
-from excerpt.server.keys import KeyRing
 
 
 def add_key(home: Path, name: str, role: str) -> str:

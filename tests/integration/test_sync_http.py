@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from tests.http import add_keys, call, zipped
 
+from excerpt.edge.keys import KeyRing
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
-from excerpt.server.keys import KeyRing
 from excerpt.settings import Settings
 
 FILES = {

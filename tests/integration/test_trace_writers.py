@@ -117,8 +117,8 @@ def test_concurrent_requests_with_tracing_get_no_5xx(
         home: Path, tmp_path: Path,
         serving: Callable[[Any], AbstractContextManager[str]]) -> None:
     from excerpt.cli.main import cli
+    from excerpt.edge.keys import KeyRing
     from excerpt.server.app import create_app
-    from excerpt.server.keys import KeyRing
 
     out = CliRunner().invoke(cli, ["--home", str(home), "keys", "add", "reader", "--json"])
     assert out.exit_code == 0, out.output

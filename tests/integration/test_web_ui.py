@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from excerpt.cli.main import cli
+from excerpt.edge.keys import KeyRing
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
-from excerpt.server.keys import KeyRing
 
 PUBLIC = "The cafeteria serves lunch from noon until two in the afternoon on weekdays."
 SECRET = "The board approved the lunch budget cut for the cafeteria as part of the merger."

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from excerpt.edge.keys import Caller
 from excerpt.errors import InputError
 from excerpt.scope import Rights, Scope
-from excerpt.server.keys import Caller
 from excerpt.types import Filters, Principal
 
 BOB = Principal(frozenset({"board", "hr"}), frozenset({"secret"}))

@@ -31,11 +31,11 @@ def mcp(ctx: click.Context, acl_tags: tuple[str, ...], clearances: tuple[str, ..
     memory tools write conversations, named as `excerpt memory` names them."""
     import anyio
 
+    from excerpt.edge.uploads import Uploads
     from excerpt.mcp.server import build_server, fixed_rights
     from excerpt.mcp.stdio import serve_stdio
     from excerpt.mcp.tools import Ingest
     from excerpt.scope import Rights
-    from excerpt.server.uploads import Uploads
 
     if ingest_roots and not ingester:
         raise click.UsageError("--ingest-root needs --ingester")

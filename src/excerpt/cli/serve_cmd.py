@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from excerpt.cli.main import cli, emit, handles_errors, json_option
+from excerpt.edge.keys import KEYS_FILE, ROLES, KeyRing
 from excerpt.errors import InputError
-from excerpt.server.keys import KEYS_FILE, ROLES, KeyRing
 
 keys_option = click.option("--keys", "keys_file", default=None,
                            type=click.Path(dir_okay=False, path_type=Path),
@@ -80,8 +80,8 @@ def serve(ctx: click.Context, host: str, port: int, ingest_roots: tuple[Path, ..
           workers: int, keys_file: Path | None) -> None:
     """Serve the engine over HTTP (GET /v1/search, POST /v1/ask, GET /v1/snapshots,
     /-/health, /openapi.json); every call but the health check needs an API key."""
-    from excerpt.server.app import serve as run
     from excerpt.server.merges import BackgroundMerges
+    from excerpt.server.workers import serve as run
 
     if workers > 1 and port == 0:
         raise click.UsageError("--workers needs a fixed --port: each worker listens on it")

@@ -23,18 +23,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from excerpt.settings import DEFAULT_ALLOWLIST
 from excerpt.types import Edge
 
 Direction = Literal["out", "in", "both"]
 DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
-
-DEFAULT_ALLOWLIST: tuple[str, ...] = (
-    "ReadsFrom", "WritesTo", "Calls", "Executes", "FK", "On", "SynonymFor", "ReferencedBy(C#)",
-    # issue 17: through an interface to its implementations, from a registration to what it
-    # binds, from an EF entity to its table (Implements and Mentions stay out: the first leads
-    # back up to the interface, the second is a weak link by design)
-    "ImplementedBy", "Registers", "MapsTo",
-)
 
 
 @dataclass(frozen=True)

@@ -155,3 +155,30 @@ def normalize_newlines(text: str) -> str:
 
 def strip_bom(data: bytes) -> bytes:
     return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+
+
+def read_text_file(path: Path) -> tuple[str | None, str | None]:
+    """``(cleaned_text, None)`` for a readable UTF-8 text file, else ``(None, reason)``."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, f"cannot read file: {exc.strerror or exc}"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None, "UTF-16 text (byte order mark); convert the file to UTF-8"
+    nul = data.find(b"\x00", 0, BINARY_SNIFF_BYTES)
+    if nul >= 0:
+        return None, f"binary file (NUL byte at offset {nul})"
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    try:
+        text = data[bom:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + bom
+        return None, (
+            f"not valid UTF-8: byte 0x{data[offset]:02x} at offset {offset} "
+            "(binary, or text in another encoding)"
+        )
+    if not text:
+        return None, "empty file"
+    if not text.strip():
+        return None, "file holds only whitespace"
+    return normalize_newlines(text), None

@@ -29,13 +29,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from excerpt.edge.keys import KeyRing, digest
+from excerpt.edge.uploads import Uploads
 from excerpt.engine import Engine
 from excerpt.mcp.server import build_server
 from excerpt.mcp.tools import Ingest
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Rights
-from excerpt.server.keys import KeyRing, digest
-from excerpt.server.uploads import Uploads
 
 PATH = "/mcp"
 RIGHTS = "excerpt.rights"

@@ -30,6 +30,8 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from excerpt.compose.readers import ReaderName
+from excerpt.edge.bodies import advice, nul_field
+from excerpt.edge.errors import answer as service_answer
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError, NotFoundError
 from excerpt.limits import LIMITS
@@ -37,8 +39,6 @@ from excerpt.mcp import models
 from excerpt.mcp.tools import Ingest, Tools
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Rights, Scope
-from excerpt.server.bodies import advice, nul_field
-from excerpt.server.errors import answer as service_answer
 
 RightsOf = Callable[[Context], Rights]
 RESOURCE = "excerpt://{collection}/{+node_id}"

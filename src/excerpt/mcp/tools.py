@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
+from excerpt.edge.uploads import MAX_UPLOAD, Uploads, inside_roots, staged, upload_name
 from excerpt.engine import Engine
 from excerpt.errors import InputError, NotFoundError
 from excerpt.limits import within
@@ -23,7 +24,6 @@ from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
 from excerpt.rerank.base import offered_reranker
 from excerpt.scope import Rights, Scope
-from excerpt.server.uploads import MAX_UPLOAD, Uploads, inside_roots, staged, upload_name
 from excerpt.types import SearchMode
 
 MAX_IDS = 100

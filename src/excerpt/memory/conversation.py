@@ -4,7 +4,7 @@ Eviction is oldest first, whenever the buffer holds more than ``buffer_size`` ut
 more than ``max_tokens`` tokens; the newest utterance always stays, even alone over
 ``max_tokens`` (nothing is truncated: its text is kept whole).
 
-Search is Lucene's BM25 (``excerpt.retrieve.lexical.idf``, k1 = 1.5, b = 0.75) over the
+Search is Lucene's BM25 (``excerpt.bm25.idf``, k1 = 1.5, b = 0.75) over the
 buffered utterances with excerpt's analyzers, from an inverted index kept in memory and updated
 on every add, eviction and delete, optionally blended with the cosine similarity of sentence
 embeddings (see :meth:`excerpt.memory.store.MemoryStore.search`).
@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.analyze import analyze
+from excerpt.bm25 import K1, B, idf
 from excerpt.memory.model import ConversationConfig, Utterance
-from excerpt.retrieve.lexical import K1, B, idf
 
 FloatArray = npt.NDArray[np.float32]
 Embed = Callable[[list[str]], FloatArray]

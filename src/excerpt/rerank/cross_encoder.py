@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.errors import DependencyError, InputError
-from excerpt.rerank.base import CROSS_ENCODER_PREFIX, RerankResult, rerank_with
+from excerpt.rerank.contract import CROSS_ENCODER_PREFIX, RerankResult, rerank_with
 
 DEFAULT_MAX_LENGTH = 512
 DEFAULT_BATCH_SIZE = 16

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from excerpt.analyze import analyze
 from excerpt.analyze.language import detect_language
-from excerpt.rerank.base import FEATURES, RerankResult, rerank_with
+from excerpt.rerank.contract import FEATURES, RerankResult, rerank_with
 
 FEATURE_NAMES = ("prior", "bm25", "coverage", "proximity")
 DEFAULT_WEIGHTS: Mapping[str, float] = {"prior": 1.0, "bm25": 0.1}

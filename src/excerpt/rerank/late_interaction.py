@@ -40,7 +40,7 @@ import numpy.typing as npt
 
 from excerpt.analyze.language import HANGUL
 from excerpt.errors import DependencyError
-from excerpt.rerank.base import LATE_INTERACTION, KeepOrder, RerankResult, check_limit, ranked
+from excerpt.rerank.contract import LATE_INTERACTION, KeepOrder, RerankResult, check_limit, ranked
 
 TokenMatrix = npt.NDArray[np.float16]
 

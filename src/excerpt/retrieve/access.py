@@ -134,17 +134,6 @@ class Access(Protocol):
         ...
 
 
-def access_for(store: Store, settings: Settings) -> Access:
-    """SQL ranking for a store that offers it (PostgreSQL), segments otherwise (probing their
-    IVF indexes as ``settings`` say)."""
-    if store.ranks_in_sql:  # imported here: an embedded store's search never loads the SQL
-        from excerpt.retrieve.sql_access import SqlAccess
-
-        walk = store if getattr(store, "dense_index", None) is not None else None
-        return SqlAccess(store.query, walk)  # type: ignore[attr-defined, arg-type]
-    return SegmentAccess(store, AnnConfig.from_settings(settings))
-
-
 def _follow(ranked: list[Candidate], graph: GraphAccess, score: Callable[[str], float],
             place: Callable[[Sequence[str]], list[Candidate]],
             settings: Settings) -> tuple[list[Candidate], MultiHopResult]:

@@ -13,13 +13,13 @@ and hidden nodes leave no trace in visible scores.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from excerpt.bm25 import K1, B, idf
 from excerpt.retrieve.impacts import impact_matches
 from excerpt.retrieve.pruning import pruned_matches
 from excerpt.retrieve.view import Candidate, Matches, View, ViewPart, rank_matches
@@ -28,13 +28,7 @@ from excerpt.types import IdfWeights
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float32]
 
-K1 = 1.5
-B = 0.75
 PRUNE_FROM = 200_000  # segment size from which pruning pays: lost at 100k, won at 300k
-
-
-def idf(df: int, n: int) -> float:
-    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
 def term_weight(

@@ -2,7 +2,7 @@
 view's predicate (retrieve/sql.py), so the database ranks only what the caller may see.
 
 Kept apart from retrieve/access.py so that a search over the embedded store never imports the
-SQL (and the PostgreSQL store behind it): :func:`excerpt.retrieve.access.access_for` imports
+SQL (and the PostgreSQL store behind it): :func:`excerpt.retrieve.backends.access_for` imports
 this module only for a store that ranks in SQL.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from excerpt.bm25 import idf
 from excerpt.retrieve import identifiers, sql
 from excerpt.retrieve.access import (
     CITATION_RELATIONS,
@@ -20,7 +21,6 @@ from excerpt.retrieve.access import (
     _follow,
     _per_view,
 )
-from excerpt.retrieve.lexical import idf
 from excerpt.retrieve.multihop import MultiHopResult
 from excerpt.retrieve.view import Candidate
 from excerpt.settings import Settings

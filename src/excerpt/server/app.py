@@ -10,7 +10,7 @@ conversations are its own), ``POST /v1/ingest`` (an upload: ingester or admin ke
 ``Authorization: Bearer KEY`` is required everywhere else: no key, a wrong key or a revoked
 one is 401. A request may narrow its rights with ``acl_tag`` / ``clearance`` (never widen
 them); ``all_access`` needs an admin key (403 otherwise). Every error has one shape,
-``{"error", "kind"}``, mapped from excerpt's error tree in :mod:`excerpt.server.errors`;
+``{"error", "kind"}``, mapped from excerpt's error tree in :mod:`excerpt.edge.errors`;
 an unexpected exception is a bare 500 (details in the server's log only). Limits: a query
 of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
 """
@@ -31,6 +31,22 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
+from excerpt.edge.bodies import (
+    MAX_K,
+    MAX_QUERY,
+    AskBody,
+    ContextBody,
+    GraphBody,
+    IngestPathBody,
+    MemoryBody,
+    choice,
+    no_nul,
+    refusal_of,
+)
+from excerpt.edge.errors import answer as error_answer
+from excerpt.edge.errors import unexpected
+from excerpt.edge.keys import Caller, KeyRing
+from excerpt.edge.uploads import MAX_UPLOAD, Uploads, inside_roots, receive, staged, upload_name
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import MAX_AROUND, Engine
 from excerpt.errors import (
@@ -44,26 +60,10 @@ from excerpt.memory.store import MemoryStore
 from excerpt.rerank.base import offered_reranker
 from excerpt.scope import Scope
 from excerpt.server import chat, sync_api
-from excerpt.server.bodies import (
-    MAX_K,
-    MAX_QUERY,
-    AskBody,
-    ContextBody,
-    GraphBody,
-    IngestPathBody,
-    MemoryBody,
-    choice,
-    no_nul,
-    refusal_of,
-)
 from excerpt.server.body_limits import BodyLimits
-from excerpt.server.errors import answer as error_answer
-from excerpt.server.errors import unexpected
-from excerpt.server.keys import Caller, KeyRing
 from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
 from excerpt.server.stream import StreamWork, ask_events
-from excerpt.server.uploads import MAX_UPLOAD, Uploads, inside_roots, receive, staged, upload_name
 from excerpt.settings import Settings
 from excerpt.types import Filters, Principal, SearchMode, check_where
 
@@ -330,21 +330,3 @@ class _Unauthorized(Exception):
 
 class _KeysUnavailable(Exception):
     """The keys file cannot be read (missing, broken): no key is valid."""
-
-
-def serve(engine: Engine, keys: KeyRing, host: str, port: int,
-          ingest_roots: Sequence[Path] = (), workers: int = 1) -> None:
-    """Run the service until interrupted: uvicorn, in this process when ``workers`` is 1 (the
-    engine is in it), else ``workers`` processes, each with its own engine
-    (:mod:`excerpt.server.workers`), so requests use every core instead of one GIL."""
-    import uvicorn
-
-    # Warnings and errors of excerpt's loggers (a broken keys file, a failed request) on stderr.
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    if workers > 1:
-        from excerpt.server.workers import run_workers
-
-        run_workers(engine, keys, host, port, ingest_roots, workers)
-        return
-    uvicorn.run(create_app(engine, keys, ingest_roots), host=host, port=port,
-                log_level="warning")

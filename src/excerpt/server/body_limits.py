@@ -10,7 +10,7 @@ route                                          limit
 =============================================  ===============================================
 ``/v1/chat/completions``                       setting ``chat_body_max_kb`` (a conversation's
                                                history rides along with every question)
-``/v1/ingest``, ``/v1/sync``                   :data:`excerpt.server.uploads.MAX_UPLOAD` (the
+``/v1/ingest``, ``/v1/sync``                   :data:`excerpt.edge.uploads.MAX_UPLOAD` (the
                                                routes stream it to disk and count it too)
 every other route (``/v1/ask``, ``/v1/memory``  setting ``body_max_kb``
 …, ``/mcp``)
@@ -24,7 +24,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from excerpt.server.uploads import MAX_UPLOAD
+from excerpt.edge.uploads import MAX_UPLOAD
 from excerpt.settings import Settings
 
 __all__ = ["BodyLimits", "limit_for"]

@@ -47,11 +47,11 @@ from starlette.concurrency import run_in_threadpool
 
 from excerpt.compose.ask import AskResult
 from excerpt.compose.followup import Resolution, resolve
+from excerpt.edge.errors import status, unexpected
+from excerpt.edge.keys import Caller, KeyRing
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError
 from excerpt.server import chat_wire as wire
-from excerpt.server.errors import status, unexpected
-from excerpt.server.keys import Caller, KeyRing
 from excerpt.server.stream import Cancelled, StreamWork
 from excerpt.types import Principal, check_where
 

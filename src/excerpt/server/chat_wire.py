@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from excerpt.compose.ask import AskResult
 from excerpt.compose.followup import Resolution
 from excerpt.compose.readers import ReaderName
+from excerpt.edge.bodies import MAX_K, MAX_QUERY, KnownFields, NoNul
 from excerpt.scope import Scope
-from excerpt.server.bodies import MAX_K, MAX_QUERY, KnownFields, NoNul
 from excerpt.types import SearchMode
 
 PREFIX = "excerpt:"

@@ -22,8 +22,8 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
+from excerpt.edge.errors import answer, unexpected
 from excerpt.errors import ExcerptError
-from excerpt.server.errors import answer, unexpected
 
 log = logging.getLogger(__name__)
 

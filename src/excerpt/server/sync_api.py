@@ -2,7 +2,7 @@
 admin keys; reader keys 403).
 
 The body is a zip of the folder, streamed to a temporary folder as ``POST /v1/ingest``'s
-uploads are (server/uploads.py: size limit, removed afterwards, leftovers of a killed server
+uploads are (edge/uploads.py: size limit, removed afterwards, leftovers of a killed server
 removed at start), then unpacked through :class:`excerpt.ingest._archive.SafeZip` (the
 archive limits of the settings, no member outside the archive, no compression bomb) and
 synced with the CLI's semantics and result JSON. The folder's name (its sources are
@@ -21,16 +21,16 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Query, Request
 
+from excerpt.edge.bodies import choice
+from excerpt.edge.keys import Caller
+from excerpt.edge.uploads import MAX_UPLOAD, Uploads, inside, receive, renamed, upload_name
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError
 from excerpt.ingest import FORMATS
 from excerpt.ingest._archive import SafeZip
 from excerpt.ingest.pipeline import archive_limits, check_labels
-from excerpt.server.bodies import choice
-from excerpt.server.keys import Caller
 from excerpt.server.openapi import errors
-from excerpt.server.uploads import MAX_UPLOAD, Uploads, inside, receive, renamed, upload_name
 from excerpt.sync import SyncFailure, SyncOptions, SyncResult, folder_name
 
 __all__ = ["MAX_FILES", "mount", "unpack"]

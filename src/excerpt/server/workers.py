@@ -1,11 +1,12 @@
-"""`excerpt serve --workers N`: N uvicorn worker processes, each with its own engine.
+"""`excerpt serve`: the service in this process, or `--workers N`: N uvicorn worker processes,
+each with its own engine.
 
 The parent cannot hand its engine or key ring to a spawned process, so it leaves a recipe
 (home, settings, store URL, keys file, ingest roots) in the environment and each worker opens
 its own from it (:func:`worker_app`, the app factory uvicorn calls in the worker). Nothing
 needs sharing between workers: each re-reads the keys file when it changes, memory writes are
 transactions on memory.db (or PostgreSQL) that serialise across processes, and an upload's
-folder is named by its worker's pid and start time (:mod:`excerpt.server.uploads`).
+folder is named by its worker's pid and start time (:mod:`excerpt.edge.uploads`).
 
 uvicorn's supervisor runs them (it restarts a worker that dies and stops all on SIGTERM), but
 each worker listens on a socket of its own with ``SO_REUSEPORT``, so that the kernel spreads
@@ -31,9 +32,9 @@ from uvicorn import Config
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import multiprocess
 
+from excerpt.edge.keys import KeyRing
 from excerpt.engine import Engine
 from excerpt.server.app import create_app
-from excerpt.server.keys import KeyRing
 
 RECIPE = "EXCERPT_SERVE_WORKER"
 """The environment variable holding what each worker opens."""
@@ -88,3 +89,19 @@ class OwnSocketWorker(multiprocess.Process):
             logging.getLogger("uvicorn.error").error("excerpt: cannot listen: %s", exc)
             sys.exit(STARTUP_FAILURE)
         super().target([own])
+
+
+def serve(engine: Engine, keys: KeyRing, host: str, port: int,
+          ingest_roots: Sequence[Path] = (), workers: int = 1) -> None:
+    """Run the service until interrupted: uvicorn, in this process when ``workers`` is 1 (the
+    engine is in it), else ``workers`` processes, each with its own engine
+    (:func:`run_workers`), so requests use every core instead of one GIL."""
+    import uvicorn
+
+    # Warnings and errors of excerpt's loggers (a broken keys file, a failed request) on stderr.
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    if workers > 1:
+        run_workers(engine, keys, host, port, ingest_roots, workers)
+        return
+    uvicorn.run(create_app(engine, keys, ingest_roots), host=host, port=port,
+                log_level="warning")

@@ -29,7 +29,6 @@ from excerpt.store.segment import Segment
 if TYPE_CHECKING:
     from excerpt.memory.backends import MemoryBackend
     from excerpt.store.ann import AnnConfig
-    from excerpt.store.sources import SourceState
 from excerpt.types import Document, Edge, IngestIssue, Node
 
 
@@ -115,6 +114,16 @@ def view_key(snapshots: Sequence[SnapshotInfo]) -> ViewKey:
     if isinstance(snapshots, SnapshotList):
         return snapshots.key()
     return ViewKey(tuple(sorted(s.snapshot_id for s in snapshots)))
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """A live source's latest snapshot and the content hash it was built from (None for a
+    snapshot published before hashes were stored, or by a caller that gave none): what
+    ``excerpt sync`` compares a file with (store/sources.py)."""
+
+    snapshot_id: str
+    content_hash: str | None
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,9 @@ behind what it holds, so comparing against it is enough to skip an unchanged fil
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from excerpt.store.base import SnapshotInfo
+from excerpt.store.base import SnapshotInfo, SourceState
 
 __all__ = ["LATEST_VIEW", "SourceRecords", "SourceState"]
 
@@ -30,13 +29,6 @@ LATEST_VIEW = (
 """The latest completed snapshot of every source of a collection that is not retired."""
 
 
-@dataclass(frozen=True)
-class SourceState:
-    """A live source's latest snapshot and the content hash it was built from (None for a
-    snapshot published before hashes were stored, or by a caller that gave none)."""
-
-    snapshot_id: str
-    content_hash: str | None
 
 
 class SourceRecords:

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from excerpt.edge.errors import INTERNAL, unexpected
 from excerpt.errors import UnavailableError
-from excerpt.server.errors import INTERNAL, unexpected
 from excerpt.store.maps import OpenMaps
 from excerpt.store.segment import Segment, write_segment
 from excerpt.types import Principal

@@ -48,7 +48,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from excerpt.errors import CorpusError
-from excerpt.ingest._common import check_options, labels, relative_id, require_paths, walk_files
+from excerpt.ingest._common import (
+    check_options,
+    labels,
+    read_text_file,
+    relative_id,
+    require_paths,
+    walk_files,
+)
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.code.csharp import CsFile, CsSyntaxError, parse_csharp
 from excerpt.ingest.code.csharp_di import di_edges
@@ -58,7 +65,6 @@ from excerpt.ingest.code.csharp_projects import ProjectSet, global_usings, read_
 from excerpt.ingest.code.text import CodeObject, part_edges, split_slice, unique_ids
 from excerpt.ingest.code.tsql import read_sql
 from excerpt.ingest.code.tsql_merge import one_per_object
-from excerpt.ingest.documents.text import read_text_file
 from excerpt.types import Document, Edge, IngestIssue, Node
 
 __all__ = ["CODE_SUFFIXES", "load_code_source"]

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from excerpt.settings import MAX_NODE_TOKENS
 from excerpt.tokens import count_tokens
 
 __all__ = [
@@ -27,9 +28,6 @@ __all__ = [
     "part_edges", "part_id", "split_slice", "split_sql_name", "split_text", "sql_id", "unique_ids",
 ]
 
-MAX_NODE_TOKENS = 512
-"""Default cap on a code node's tokens (``LoadOptions.max_node_tokens``): about forty lines
-of code, a few nodes fit any context budget."""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
 from excerpt.errors import InputError
-from excerpt.ingest._common import BINARY_SNIFF_BYTES
+from excerpt.ingest._common import BINARY_SNIFF_BYTES, read_text_file
 from excerpt.ingest.documents.blocks import Block, StructuredDoc
 
 __all__ = ["MARKDOWN_SUFFIXES", "looks_like", "parse", "read"]
@@ -79,7 +79,6 @@ _ATX_START = re.compile(r"^#{1,6}[ \t]+\S")
 def read(path: Path, doc_id: str) -> StructuredDoc:
     """The Markdown file at ``path``; :class:`InputError` naming it when it cannot be read as
     UTF-8 text or holds no text."""
-    from excerpt.ingest.documents.text import read_text_file  # text.py routes .md files here
 
     text, reason = read_text_file(path)
     if text is None:

@@ -28,9 +28,8 @@ from typing import Any
 
 from excerpt.errors import CorpusError
 from excerpt.ingest._common import (
-    BINARY_SNIFF_BYTES,
     check_options,
-    normalize_newlines,
+    read_text_file,
     relative_id,
     require_paths,
     source_name,
@@ -86,33 +85,6 @@ def _why(issues: Sequence[IngestIssue], candidates: int | None = None) -> str:
     listed = "; ".join(f"{i.path}: {i.reason}" for i in issues[:_MAX_LISTED_ISSUES])
     more = len(issues) - _MAX_LISTED_ISSUES
     return f" ({listed}{f'; and {more} more' if more > 0 else ''})"
-
-
-def read_text_file(path: Path) -> tuple[str | None, str | None]:
-    """``(cleaned_text, None)`` for a readable UTF-8 text file, else ``(None, reason)``."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"cannot read file: {exc.strerror or exc}"
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None, "UTF-16 text (byte order mark); convert the file to UTF-8"
-    nul = data.find(b"\x00", 0, BINARY_SNIFF_BYTES)
-    if nul >= 0:
-        return None, f"binary file (NUL byte at offset {nul})"
-    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-    try:
-        text = data[bom:].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        offset = exc.start + bom
-        return None, (
-            f"not valid UTF-8: byte 0x{data[offset]:02x} at offset {offset} "
-            "(binary, or text in another encoding)"
-        )
-    if not text:
-        return None, "empty file"
-    if not text.strip():
-        return None, "file holds only whitespace"
-    return normalize_newlines(text), None
 
 
 def _load_file(

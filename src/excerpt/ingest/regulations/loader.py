@@ -81,12 +81,12 @@ from excerpt.errors import CorpusError
 from excerpt.ingest._common import (
     check_options,
     labels,
+    read_text_file,
     require_paths,
     source_name,
     walk_files,
 )
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.documents.text import read_text_file
 from excerpt.ingest.regulations.hwpx import hwpx_paragraphs
 from excerpt.ingest.regulations.refs import ReferenceIndex, reference_edges
 from excerpt.ingest.regulations.text import (
