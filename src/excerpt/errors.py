@@ -4,6 +4,8 @@
     ├── InputError               exit 1   bad input: a path, a file, a record, a field
     │   └── CorpusError          exit 1   a corpus malformed as a whole; the import leaves nothing
     ├── NotFoundError            exit 1   a collection, snapshot or set that does not exist
+    ├── Forbidden                exit 1   the caller's rights do not allow it (a key's role, all
+    │                                     access, a path outside the ingest roots): HTTP 403
     ├── StoreError               exit 1   the store cannot be opened or is inconsistent
     ├── DependencyError          exit 1   an optional component is missing (says how to install)
     ├── ServiceError             exit 1   a remote service (the optional LLM endpoint) failed or
@@ -38,6 +40,13 @@ class CorpusError(InputError):
 
 class NotFoundError(ExcerptError):
     kind = "not_found"
+
+
+class Forbidden(ExcerptError):
+    """Refused by the caller's rights, not by the input: asked again with a key that has the
+    rights, the same request would do."""
+
+    kind = "forbidden"
 
 
 class StoreError(ExcerptError):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from excerpt.errors import InputError
+from excerpt.errors import Forbidden, InputError
 from excerpt.names import plain_name
 from excerpt.types import Filters, Principal, parse_where
 
@@ -48,11 +48,11 @@ class Rights:
     ingest_refusal: str = "this needs a key with role ingester or admin"
 
     def check_ingest(self, paths: bool) -> None:
-        """Refuses (PermissionError) an ingest these rights do not allow."""
+        """Refuses (:class:`Forbidden`) an ingest these rights do not allow."""
         if not self.may_ingest:
-            raise PermissionError(self.ingest_refusal)
+            raise Forbidden(self.ingest_refusal)
         if paths and not self.may_ingest_paths:
-            raise PermissionError("this needs a key with role admin (a server-side path)")
+            raise Forbidden("this needs a key with role admin (a server-side path)")
 
     def principal(self, acl_tag: Sequence[str] | None = None,
                   clearance: Sequence[str] | None = None, all_access: bool = False) -> Principal:
@@ -60,7 +60,7 @@ class Rights:
         when given (never widened); ``all_access`` only when :attr:`may_see_all`."""
         if all_access:
             if not self.may_see_all:
-                raise PermissionError(self.refusal)
+                raise Forbidden(self.refusal)
             return Principal.admin()
         if self.ceiling.all_access:  # everything: what the call names is what it gets
             if acl_tag is None and clearance is None:

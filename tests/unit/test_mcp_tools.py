@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from excerpt.errors import Forbidden
 from excerpt.scope import Rights, Scope
 from excerpt.types import Principal
 
@@ -21,7 +22,7 @@ def test_a_call_narrows_the_callers_rights_and_never_widens_them() -> None:
 
 
 def test_all_access_needs_permission_and_an_all_access_ceiling_narrows_to_what_is_named() -> None:
-    with pytest.raises(PermissionError, match="all access needs an admin key"):
+    with pytest.raises(Forbidden, match="all access needs an admin key"):
         Rights(BOB).principal(all_access=True)
     everything = Rights(Principal.admin(), may_see_all=True)
     assert everything.principal().all_access

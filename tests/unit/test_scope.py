@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from excerpt.edge.keys import Caller
-from excerpt.errors import InputError
+from excerpt.errors import Forbidden, InputError
 from excerpt.scope import Rights, Scope
 from excerpt.types import Filters, Principal
 
@@ -29,7 +29,7 @@ def test_a_call_narrows_the_rights_and_never_widens_them(
 
 
 def test_all_access_only_for_who_may_see_all() -> None:
-    with pytest.raises(PermissionError, match="admin key"):
+    with pytest.raises(Forbidden, match="admin key"):
         Caller("bob", "reader", BOB, "60303ae2").narrowed(None, None, all_access=True)
     root = Caller("root", "admin", BOB, "9f86d081")
     assert root.narrowed(None, None, True) == Principal.admin()

@@ -12,6 +12,7 @@ from excerpt.errors import (
     BusyError,
     DependencyError,
     ExcerptError,
+    Forbidden,
     InputError,
     NotFoundError,
     ServiceError,
@@ -20,10 +21,11 @@ from excerpt.errors import (
 )
 
 _STATUS: tuple[tuple[type[ExcerptError], int], ...] = (
-    (InputError, 400), (NotFoundError, 404), (DependencyError, 503), (ServiceError, 502),
-    (UnavailableError, 503), (BusyError, 409))
+    (InputError, 400), (Forbidden, 403), (NotFoundError, 404), (DependencyError, 503),
+    (ServiceError, 502), (UnavailableError, 503), (BusyError, 409))
 ADVICE = "try again later; the server's operator may raise its open files limit (ulimit -n)"
 INTERNAL = {"error": "internal error", "kind": "internal"}
+REFUSED = {"error": "the server may not read that", "kind": "forbidden"}
 log = logging.getLogger("excerpt.server.app")
 
 
@@ -45,12 +47,16 @@ def answer(exc: ExcerptError) -> tuple[int, dict[str, str]]:
 
 def unexpected(exc: Exception) -> tuple[int, dict[str, str]]:
     """The status and body of an exception outside excerpt's tree: 503 when the operating
-    system ran out of descriptors or memory (anywhere: a socket, a database connection), else
-    a 500 without its message."""
+    system ran out of descriptors or memory (anywhere: a socket, a database connection), 403
+    when the file system refused a read (its message, naming a server path, to the log only),
+    else a 500 without its message."""
     for cause in _chain(exc):
         if isinstance(cause, OSError) and (unavailable := exhausted(cause, ADVICE)):
             log.error("excerpt: a request failed for want of resources: %s", cause)
             return 503, {"error": str(unavailable), "kind": unavailable.kind}
+    if isinstance(exc, PermissionError):
+        log.error("excerpt: a request was refused by the file system: %s", exc)
+        return 403, REFUSED
     return 500, INTERNAL
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import psutil
 
-from excerpt.errors import ExcerptError, InputError
+from excerpt.errors import ExcerptError, Forbidden, InputError
 from excerpt.names import plain_name
 
 log = logging.getLogger(__name__)
@@ -115,11 +115,11 @@ def staged(uploads: Uploads, name: str) -> Iterator[Path]:
 
 
 def inside_roots(path: Path, roots: Sequence[Path]) -> None:
-    """Refuses (PermissionError) a server-side path outside every ingest root; the import then
+    """Refuses (:class:`Forbidden`) a server-side path outside every ingest root; the import then
     also confines each file it reads (links included) to the roots."""
     resolved = path.resolve()
     if not any(resolved.is_relative_to(root.resolve()) for root in roots):
-        raise PermissionError(f"{path} is not inside an ingest root of this server")
+        raise Forbidden(f"{path} is not inside an ingest root of this server")
 
 
 def renamed(exc: ExcerptError, folder: Path, name: str) -> ExcerptError:

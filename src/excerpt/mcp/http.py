@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from excerpt.edge.keys import KeyRing, digest
 from excerpt.edge.uploads import Uploads
 from excerpt.engine import Engine
+from excerpt.errors import Forbidden
 from excerpt.mcp.server import build_server
 from excerpt.mcp.tools import Ingest
 from excerpt.memory.store import MemoryStore
@@ -47,7 +48,7 @@ def from_request(ctx: Context) -> Rights:
     request = ctx.request_context.request
     rights = getattr(request, "scope", {}).get(RIGHTS)
     if not isinstance(rights, Rights):
-        raise PermissionError("a valid API key is required (Authorization: Bearer KEY)")
+        raise Forbidden("a valid API key is required (Authorization: Bearer KEY)")
     return rights
 
 

@@ -32,6 +32,7 @@ from pydantic import Field
 from excerpt.compose.readers import ReaderName
 from excerpt.edge.bodies import advice, nul_field
 from excerpt.edge.errors import answer as service_answer
+from excerpt.edge.errors import unexpected
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError, NotFoundError
 from excerpt.limits import LIMITS
@@ -122,7 +123,7 @@ def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None
             rights = rights_of(ctx)
             _no_nul(args, kwargs)  # the REST bodies' rule, for every transport
             payload = await anyio.to_thread.run_sync(partial(op, rights, *args, **kwargs))
-        except (ExcerptError, PermissionError) as exc:
+        except (ExcerptError, PermissionError) as exc:  # the second: the file system's
             return refused(exc, private_errors)
         text = json.dumps(payload, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)],
@@ -353,9 +354,9 @@ def _no_nul(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
 def _message(exc: Exception, private: bool) -> tuple[str, str]:
     """The one-line message and kind of a refusal: the CLI's (its first line), or with
     ``private`` the service's (a store failure's message stays in the log)."""
-    if isinstance(exc, PermissionError):
-        return str(exc), "forbidden"
-    assert isinstance(exc, ExcerptError)
+    if not isinstance(exc, ExcerptError):  # the file system refused: its message names a path
+        _, body = unexpected(exc)
+        return body["error"], body["kind"]
     if private:
         _, body = service_answer(exc)
         return body["error"], body["kind"]

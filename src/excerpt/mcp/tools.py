@@ -18,7 +18,7 @@ from typing import Any
 from excerpt.compose.conversation import ask_in_conversation, conversation_json
 from excerpt.edge.uploads import MAX_UPLOAD, Uploads, inside_roots, staged, upload_name
 from excerpt.engine import Engine
-from excerpt.errors import InputError, NotFoundError
+from excerpt.errors import Forbidden, InputError, NotFoundError
 from excerpt.limits import within
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
@@ -151,7 +151,7 @@ class Tools:
         """``POST /v1/ingest`` (a document's ``text`` under ``filename``, which names its
         source ``upload:FILENAME`` and its format) or ``POST /v1/ingest/path`` (``path``)."""
         if self.ingesting is None:
-            raise PermissionError(rights.ingest_refusal)
+            raise Forbidden(rights.ingest_refusal)
         rights.check_ingest(paths=path is not None)
         if (path is None) == (text is None):
             raise InputError("give either text (with filename) or path")

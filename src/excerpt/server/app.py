@@ -124,12 +124,9 @@ def create_app(engine: Engine, keys: KeyRing,
                             status_code=400)
 
     @app.exception_handler(PermissionError)
-    def forbidden(_: Request, exc: PermissionError) -> JSONResponse:
-        if exc.errno is not None:  # the operating system's, naming a server path
-            log.error("excerpt: a request was refused by the file system: %s", exc)
-            return JSONResponse({"error": "the server may not read that", "kind": "forbidden"},
-                                status_code=403)
-        return JSONResponse({"error": str(exc), "kind": "forbidden"}, status_code=403)
+    def refused(_: Request, exc: PermissionError) -> JSONResponse:
+        code, body = unexpected(exc)  # the file system's (excerpt refuses with Forbidden)
+        return JSONResponse(body, status_code=code)
 
     async def caller(authorization: str | None = Header(None)) -> Caller:
         # async: no thread hop for a stat and a digest on every request

@@ -226,8 +226,6 @@ def _error(exc: Exception) -> wire.ChatError:
         param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
         return wire.ChatError(400, f"{param}: {first.get('msg', 'invalid request')}",
                               "invalid_request_error", "invalid_body", param)
-    if isinstance(exc, PermissionError) and exc.errno is None:
-        return wire.ChatError(403, str(exc), "permission_error", "forbidden")
     if not isinstance(exc, ExcerptError):
         code, body = unexpected(exc)  # 503 when the process ran out of open files
         if code != 500:
