@@ -257,11 +257,17 @@ class Engine:
     def _open_view(self, filters: Filters | None, principal: Principal | None
                    ) -> tuple[Filters, Principal, Any]:
         """The read's filters and principal (defaults: everything, anonymous) and its view."""
+        snapshots, filters, principal = self._read(filters, principal)
+        return filters, principal, self.access.view(snapshots, principal, filters.metadata)
+
+    def _read(self, filters: Filters | None, principal: Principal | None
+              ) -> tuple[list[SnapshotInfo], Filters, Principal]:
+        """The snapshots a read sees, with its filters and principal (defaults: everything,
+        anonymous)."""
         filters = filters or Filters()
         check_where(filters.metadata)
         principal = principal or Principal.anonymous()
-        return filters, principal, self.access.view(self.resolve(filters, principal),
-                                                     principal, filters.metadata)
+        return self.resolve(filters, principal), filters, principal
 
     def resolve(self, filters: Filters, principal: Principal | None = None
                 ) -> list[SnapshotInfo]:
@@ -290,9 +296,16 @@ class Engine:
             raise InputError(f"unknown mode {mode!r}; choose one of {SEARCH_MODES}")
         if k is not None and k < 1:
             raise InputError("-k must be at least 1")
-        timings: dict[str, float] = {}
         t0 = time.perf_counter()
         filters, principal, view = self._open_view(filters, principal)
+        return self._search(view, query, filters, principal, mode, k, fetch, reranker, t0)
+
+    def _search(self, view: View, query: str, filters: Filters, principal: Principal,
+                mode: SearchMode, k: int | None, fetch: bool, reranker: str | None,
+                t0: float) -> SearchResult:
+        """:meth:`search` over an open ``view`` (of ``filters`` as ``principal``), the clock
+        started at ``t0`` (before the view was opened, when it was)."""
+        timings: dict[str, float] = {}
         t1 = time.perf_counter()
         timings["filter"] = (t1 - t0) * 1000
         language = detect_language(query)
@@ -398,20 +411,33 @@ class Engine:
         options = options or self.ask_options()
         reranker = self.settings.reranker if reranker is None else reranker
         reader_name, client = self._reader(options, llm)
-        filters, principal, view = self._open_view(filters, principal)
+        snapshots, filters, principal = self._read(filters, principal)
+        view = self.access.view(snapshots, principal, filters.metadata)
         excluded = excluded_parts(self.settings.ask_exclude_parts, filters.metadata)
+        # one view per metadata scope the inner searches read, all of one resolve
+        views: dict[tuple[tuple[str, str], ...], View] = {(): view}
 
         code_question = read_question(question) is not None and bool(code_pins(
             question, lambda names: self.access.code_ids(view, names),
             lambda: self.access.graph(view)))
 
+        def scoped_search(query: str, scoped: Filters, n: int) -> SearchResult:
+            if not query.strip():
+                raise InputError("the query is empty")
+            key = tuple(sorted((k, repr(v)) for k, v in scoped.metadata.items()
+                               if filters.metadata.get(k) != v))
+            if key not in views:
+                check_where(scoped.metadata)
+                views[key] = self.access.view(snapshots, principal, scoped.metadata)
+            return self._search(views[key], query, scoped, principal, mode, n, True, None,
+                                time.perf_counter())
+
         def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Passage]:
             scoped = replace(filters, metadata={**filters.metadata, **scope})
             # book apparatus (contents, prefaces, notes) stays searchable but out of answers
-            hits = without_parts(lambda n: self.search(query, scoped, principal, mode, n).hits,
-                                 k, excluded)
+            hits = without_parts(lambda n: scoped_search(query, scoped, n).hits, k, excluded)
             if code_question:  # what the whole question pins (retrieve/relations.py) leads
-                whole = self.search(question, scoped, principal, mode, k)
+                whole = scoped_search(question, scoped, k)
                 pinned = set(whole.analysis.get("named_nodes", ()))
                 lead = [h for h in whole.hits if h.node.id in pinned]
                 hits = lead + [h for h in hits if h.node.id not in pinned]

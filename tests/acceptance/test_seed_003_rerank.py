@@ -336,13 +336,14 @@ def test_a_filter_matching_nothing_skips_the_reranker(corpus: Corpus) -> None:
 def test_engine_ask_with_a_real_reranker_end_to_end(corpus: Corpus) -> None:
     engine = corpus.engine
     searches: list[int | None] = []
-    real_search = engine.search
+    real_search = engine._search  # each of the ask's searches, over the view it opened once
 
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        searches.append(args[4] if len(args) > 4 else kwargs.get("k"))
-        return real_search(*args, **kwargs)
+    def spy(view: Any, query: str, filters: Any, principal: Any, mode: Any, k: int | None,
+            *rest: Any) -> Any:
+        searches.append(k)
+        return real_search(view, query, filters, principal, mode, k, *rest)
 
-    engine.search = spy  # type: ignore[method-assign]
+    engine._search = spy  # type: ignore[method-assign]
     events: list[ExplainEvent] = []
     result = engine.ask(QUESTION, Filters("policy"), reranker="features",
                         options=AskOptions(doc_limit=2), explain=events.append, record=True)
@@ -409,13 +410,13 @@ def test_engine_ask_searches_the_question_as_its_ranking_reads_it(
     questions reach a passage with their facts this way in hybrid, 0.79 without the words)."""
     engine = corpus.engine
     queries: list[str] = []
-    real_search = engine.search
+    real_search = engine._search  # each of the ask's searches, over the view it opened once
 
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        queries.append(args[0])
-        return real_search(*args, **kwargs)
+    def spy(view: Any, query: str, *rest: Any) -> Any:
+        queries.append(query)
+        return real_search(view, query, *rest)
 
-    engine.search = spy  # type: ignore[method-assign]
+    engine._search = spy  # type: ignore[method-assign]
     engine.ask(QUESTION, Filters("policy"), mode=mode)
     assert queries == [*CONCEPTS, whole]
 
