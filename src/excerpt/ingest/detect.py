@@ -14,6 +14,7 @@ from excerpt.ingest.books.gutenberg import load_gutenberg, looks_like_book, look
 from excerpt.ingest.code.bundle import load_code_bundle, looks_like_code_bundle
 from excerpt.ingest.code.source import load_code_source
 from excerpt.ingest.documents.loader import DOCUMENT_SUFFIXES, document_suffix, documents_loader
+from excerpt.ingest.documents.registry import READERS, TEXT
 from excerpt.ingest.documents.text import load_text
 from excerpt.ingest.formats import FORMATS
 from excerpt.ingest.regulations.loader import load_hwpx, load_regulations, looks_like_regulations
@@ -30,12 +31,9 @@ LOADERS: dict[str, Loader] = {
     "hwpx": load_hwpx,
     "regulations": load_regulations,
     "text": load_text,
-    "documents": documents_loader(None),  # every format below, chosen per file
-    "pdf": documents_loader("pdf"),
-    "docx": documents_loader("docx"),
-    "epub": documents_loader("epub"),
-    "html": documents_loader("html"),
-    "markdown": documents_loader("markdown"),
+    "documents": documents_loader(None),  # every document format, chosen per file
+    # one per document format (documents/registry.py) but plain text, which "text" reads
+    **{spec.format: documents_loader(spec.format) for spec in READERS if spec.format != TEXT},
 }
 # FORMATS (the names, in excerpt.ingest.formats so that they cost no import) is exactly
 # ("auto", *LOADERS): tests/unit/ingest/test_ingest_detect.py checks it.

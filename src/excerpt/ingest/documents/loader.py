@@ -6,7 +6,8 @@ How a file's format is chosen:
 1. magic bytes first, whatever the name: a PDF (``%PDF-``), an EPUB or a Word file (zip
    archives holding their marker files) is read as what it is, even misnamed;
 2. then the name: ``.pdf``, ``.docx``, ``.epub``, ``.html``/``.htm``/``.xhtml``,
-   ``.md``/``.markdown``, ``.txt``/``.text``/``.rst``. For text files the name decides over
+   ``.md``/``.markdown``, ``.txt``/``.text``/``.rst`` (each format's line in
+   documents/registry.py says its names and bytes). For text files the name decides over
    markup sniffing, because sniffing text is a guess (a ``README.md`` may open with ``<div>``);
 3. a file whose name says nothing is sniffed for HTML, then Markdown;
 4. anything else is an issue naming the file ("unsupported file type"), never a silent skip
@@ -47,7 +48,15 @@ from excerpt.ingest._common import (
     walk_files,
 )
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.documents import registry
 from excerpt.ingest.documents.blocks import StructuredDoc
+from excerpt.ingest.documents.registry import (
+    TEXT,
+    document_formats,
+    folder_suffixes,
+    format_of_suffix,
+    spec_of,
+)
 from excerpt.ingest.documents.structure import nodes_of
 from excerpt.ingest.documents.text import file_nodes
 from excerpt.types import Document, IngestIssue, Node
@@ -60,24 +69,9 @@ __all__ = [
     "load_documents",
 ]
 
-DOCUMENT_FORMATS = ("pdf", "docx", "epub", "html", "markdown", "text")
-SUFFIX_FORMATS = {
-    ".pdf": "pdf",
-    ".docx": "docx",
-    ".epub": "epub",
-    ".html": "html",
-    ".htm": "html",
-    ".xhtml": "html",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".txt": "text",
-    ".text": "text",
-    ".rst": "text",
-}
-# the formats a folder's detection sends here (text and Markdown alone stay ``text``)
-DOCUMENT_SUFFIXES = tuple(
-    s for s, f in SUFFIX_FORMATS.items() if f in ("pdf", "docx", "epub", "html")
-)
+DOCUMENT_FORMATS = document_formats()
+# the suffixes a folder's detection sends here (text and Markdown alone stay ``text``)
+DOCUMENT_SUFFIXES = folder_suffixes()
 OTHER = "other"  # the report's key for files no reader takes
 _MAX_LISTED_ISSUES = 5
 
@@ -136,19 +130,21 @@ def choose_format(path: Path) -> str | None:
     magic = _magic_format(path)
     if magic is not None:
         return magic
-    by_name = SUFFIX_FORMATS.get(path.suffix.lower())
+    by_name = format_of_suffix(path.suffix.lower())
     if by_name is not None:
         return by_name
-    for fmt in ("html", "markdown"):
-        module = _loaded(fmt)
-        if not isinstance(module, str) and _sniff(module, path):
-            return fmt
+    for spec in registry.READERS:
+        if spec.sniffed:
+            module = _loaded(spec.format)
+            if not isinstance(module, str) and _sniff(module, path):
+                return spec.format
     return None
 
 
 def reader_module(fmt: str) -> ModuleType | None:
     """The reader module of a format, or None when this installation has none."""
-    name = f"excerpt.ingest.documents.{fmt}"
+    spec = spec_of(fmt)
+    name = spec.module_name if spec is not None else f"excerpt.ingest.documents.{fmt}"
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -175,23 +171,25 @@ def _sniff(module: ModuleType, path: Path) -> bool:
 
 
 def _magic_format(path: Path) -> str | None:
-    """``pdf``, ``epub`` or ``docx`` by the file's first bytes and, for a zip, its members."""
+    """The format the file's first bytes (``ReaderSpec.head``: a PDF's header may follow a
+    little junk) or, for a zip, its members (``ReaderSpec.zip_member``) say, or None."""
     try:
         with path.open("rb") as f:
             head = f.read(1024)
     except OSError:
         return None
-    if b"%PDF-" in head:  # the header may follow a little junk
-        return "pdf"
+    for spec in registry.READERS:
+        if spec.head is not None and spec.head in head:
+            return spec.format
     if not head.startswith(b"PK\x03\x04"):
         return None
     try:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())
-            if "mimetype" in names and _member_head(z, "mimetype") == b"application/epub+zip":
-                return "epub"
-            if "word/document.xml" in names:
-                return "docx"
+            for spec in registry.READERS:
+                member, content = spec.zip_member or ("", None)
+                if member in names and (content is None or _member_head(z, member) == content):
+                    return spec.format
     except (zipfile.BadZipFile, OSError, KeyError):
         return None
     return None
@@ -303,22 +301,19 @@ def _unsupported(path: Path) -> str:
     return f"unsupported file type: no reader for {kind}"
 
 
-ZIPPED = ("docx", "epub")
-"""Formats that are zip archives: read within the import's archive limits."""
-
-
 def _read_as(
     fmt: str, path: Path, doc_id: str, options: LoadOptions
 ) -> tuple[Document, list[Node]] | str:
     """The document and nodes of ``path`` read as ``fmt``, or why not."""
-    if fmt == "text":
+    if fmt == TEXT:
         return file_nodes(path, doc_id, options)
     module = _loaded(fmt)
     if isinstance(module, str):
         return module
+    spec = spec_of(fmt)
     try:
         doc: StructuredDoc = (module.read(path, doc_id, limits=options.archive_limits)
-                              if fmt in ZIPPED else module.read(path, doc_id))
+                              if spec is not None and spec.zipped else module.read(path, doc_id))
     except ExcerptError as exc:
         return _without_path(str(exc), path)
     except Exception as exc:  # a reader's failure on one file must not end the whole run
