@@ -75,6 +75,7 @@ from excerpt.compose.code_evidence import code_evidence
 from excerpt.compose.question import QuestionShape
 from excerpt.compose.quotes import SENTENCE_ENDINGS, coverage
 from excerpt.compose.sentences import one_line, sentence_spans_many
+from excerpt.embedder_names import SPECS
 from excerpt.types import Node
 
 MIN_TOKENS = 3
@@ -362,14 +363,13 @@ def reading_order(chosen: Sequence[Sentence]) -> list[Sentence]:
     return out
 
 
-FAST_MODELS = frozenset({"minilm"})
-"""Models that embed a few dozen sentences within the ask budget (e5 takes about a second)."""
-SLOW_FLOORS = {"e5": 0.76}
+FAST_MODELS = frozenset(spec.name for spec in SPECS if spec.ranks_sentences)
+"""Models that embed a few dozen sentences within the ask budget (excerpt.embedder_names)."""
+SLOW_FLOORS = {spec.name: spec.unrelated_below for spec in SPECS
+               if spec.unrelated_below is not None}
 """Models too slow to rank sentences, embedding the opening one alone (:class:`SlowEmbed`),
-with the cosine under which a sentence is taken as unrelated: multilingual-e5's cosines are
-crowded near the top (its contrastive training's temperature, 0.01), a Korean article sentence
-and a question it does not answer meet at 0.80-0.83, one it answers at 0.86-0.90 (the tune
-half of bench/qa/regulations.yaml; the floor sits under the first)."""
+with the cosine under which a sentence is taken as unrelated (each model's line in
+excerpt.embedder_names says why its floor is where it is)."""
 
 
 SLOW_CHARS = 160

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable
 
-from excerpt.embed import e5, minilm
+from excerpt import embedder_names as names
 from excerpt.embed.base import Embedder
+from excerpt.embedder_names import for_language, spec_named
 
-MINILM = "minilm"
-E5 = "e5"
 
-_FACTORIES: dict[str, Callable[..., Embedder]] = {
-    MINILM: minilm.MiniLMEmbedder,
-    E5: e5.E5Embedder,
-}
-_ALIASES: dict[str, str] = {
-    MINILM: MINILM,
-    minilm.MODEL_NAME.lower(): MINILM,
-    "all-minilm-l6-v2": MINILM,
-    E5: E5,
-    e5.MODEL_NAME.lower(): E5,
-    "multilingual-e5-small": E5,
-}
+def _factory(name: str) -> Callable[..., Embedder]:
+    """The class that makes the embedder ``name`` (a short name), imported now."""
+    spec = spec_named(name)
+    assert spec is not None and spec.name == name
+    module, _, cls = spec.factory.partition(":")
+    return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return]
+
 
 _cache: dict[str, Embedder] = {}
 _cache_lock = threading.Lock()
@@ -30,16 +25,17 @@ _cache_lock = threading.Lock()
 
 def embedder_names() -> tuple[str, ...]:
     """The short names :func:`get_embedder` knows (aliases aside)."""
-    return tuple(_FACTORIES)
+    return tuple(spec.name for spec in names.SPECS)
 
 
 def canonical_name(name: str) -> str:
-    """``"minilm"`` or ``"e5"`` for a short name or a full model id; ValueError otherwise."""
-    key = _ALIASES.get(name.strip().lower())
-    if key is None:
-        known = ", ".join(sorted({*_FACTORIES, minilm.MODEL_NAME, e5.MODEL_NAME}))
+    """The short name (``"minilm"``, ``"e5"``) for a short name, a model id or an alias;
+    ValueError otherwise."""
+    spec = spec_named(name)
+    if spec is None:
+        known = ", ".join(sorted({n for s in names.SPECS for n in (s.name, s.model)}))
         raise ValueError(f"unknown embedder {name!r} (known: {known})")
-    return key
+    return spec.name
 
 
 def get_embedder(name: str) -> Embedder:
@@ -52,7 +48,7 @@ def get_embedder(name: str) -> Embedder:
     with _cache_lock:
         found = _cache.get(key)
         if found is None:
-            found = _FACTORIES[key]()
+            found = _factory(key)()
             _cache[key] = found
         return found
 
@@ -60,7 +56,7 @@ def get_embedder(name: str) -> Embedder:
 def new_embedder(name: str, workers: int) -> Embedder:
     """A fresh embedder for ``name`` running on ``workers`` threads, not the shared one: a
     cluster worker holds one of its own, sized to the cores it was given."""
-    return _FACTORIES[canonical_name(name)](workers=workers)
+    return _factory(canonical_name(name))(workers=workers)
 
 
 def clear_embedder_cache() -> None:
@@ -70,5 +66,6 @@ def clear_embedder_cache() -> None:
 
 
 def choose_embedder_for_language(lang: str) -> str:
-    """``"e5"`` for Korean or mixed text, ``"minilm"`` for everything else."""
-    return E5 if lang.strip().lower() in {"ko", "kor", "korean", "mixed"} else MINILM
+    """``"e5"`` for Korean or mixed text, ``"minilm"`` for everything else (the languages
+    each embedder's line in excerpt.embedder_names gives it)."""
+    return for_language(lang)

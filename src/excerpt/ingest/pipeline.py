@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.analyze import ANALYZER_VERSION, analyze_many, detect_language
-from excerpt.embedder_names import EMBEDDERS
+from excerpt.embedder_names import EMBEDDERS, for_language
 from excerpt.errors import CorpusError, ExcerptError, InputError
 from excerpt.ingest._archive import MIB, ArchiveLimits
 from excerpt.ingest._common import require_paths, walk_files
@@ -296,7 +296,7 @@ class Importer:
         if embedder != "auto":
             return embedder
         korean = sum(1 for lang in languages if lang == "ko") / len(languages)
-        return "e5" if korean >= self.settings.korean_share_for_e5 else "minilm"
+        return for_language("ko" if korean >= self.settings.korean_share_for_e5 else "en")
 
     def _embed(
         self, model: str | None, texts: Sequence[str], progress: Progress,
