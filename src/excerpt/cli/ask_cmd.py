@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -19,7 +18,7 @@ from excerpt.cli.main import (
 from excerpt.cli.places import citation_place
 from excerpt.compose.readers import READERS, chosen_reader
 from excerpt.scope import Scope
-from excerpt.types import SEARCH_MODES
+from excerpt.types import SEARCH_MODES, SearchMode
 
 
 @cli.command()
@@ -83,16 +82,20 @@ def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_
                                  chosen_reader(reader, reader_model, llm), reader_model)
     filters, principal = local_scope(Scope(collection, snapshot_id, snapshot_set, where,
                                            acl_tags, clearances, all_access))
+    from excerpt import service
+    from excerpt.memory.store import MemoryStore
+
     streamed = _Streamed(ctx.obj.get("json", False))
-
-    def run(text: str, said: str = "") -> Any:
-        return engine.ask(text, filters, principal, mode, replace(options, said=said), rerank,
-                          record=explain, on_sentence=streamed.sentence)
-
-    if conversation:
-        result, extra = _in_conversation(engine, conversation, question, run)
-    else:
-        result, extra = run(question), {}
+    request = service.AskRequest(question, options, cast(SearchMode, mode), rerank, explain,
+                                 service.Conversation(conversation, conversation)
+                                 if conversation else None)
+    memory = MemoryStore(engine.memory_backend(), embedder=None) if conversation else None
+    try:
+        result, extra = service.ask(engine, request, filters, principal, memory,
+                                    streamed.sentence)
+    finally:
+        if memory is not None:
+            memory.close()
     payload = {**result.to_json(explain), **extra}
     if explain and explain_format != "json" and result.recorder is not None:
         payload["provenance_rdf"] = _rdf(result.recorder, explain_format)
@@ -110,19 +113,6 @@ class _Streamed:
         if not self.quiet:
             click.echo(("" if not self.text else " ") + kept.text, nl=False)
         self.text.append(kept.text)
-
-
-def _in_conversation(engine: Any, conversation: str, question: str,
-                     run: Any) -> tuple[Any, dict[str, Any]]:
-    from excerpt.compose.conversation import ask_in_conversation, conversation_json
-    from excerpt.memory.store import MemoryStore
-
-    store = MemoryStore(engine.memory_backend(), embedder=None)
-    try:
-        result, resolution, turn = ask_in_conversation(store, conversation, question, run)
-    finally:
-        store.close()
-    return result, conversation_json(conversation, resolution, turn)
 
 
 def _rdf(recorder: Any, fmt: str) -> str:

@@ -11,11 +11,11 @@ widens them (the rule of ``excerpt serve``'s routes), so a tool sees exactly wha
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from excerpt.compose.conversation import ask_in_conversation, conversation_json
+from excerpt import service
 from excerpt.edge.uploads import MAX_UPLOAD, Uploads, inside_roots, staged, upload_name
 from excerpt.engine import Engine
 from excerpt.errors import Forbidden, InputError, NotFoundError
@@ -74,17 +74,11 @@ class Tools:
         _bounded(doc_limit=doc_limit, fetch_limit=fetch_limit, max_quotes=max_quotes)
         rerank = offered_reranker(rerank)  # a name the server offers, never a path
         options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr, reader)
-        filters, principal = scope.filters(), scope.principal(rights)
-
-        def run(text: str, said: str = "") -> Any:
-            return engine.ask(text, filters, principal, mode, replace(options, said=said),
-                              rerank)
-
-        if conversation is None:
-            return run(question).to_json()  # type: ignore[no-any-return]
-        result, resolution, turn = ask_in_conversation(
-            self.memory, rights.conversation(conversation), question, run)
-        return {**result.to_json(), **conversation_json(conversation, resolution, turn)}
+        talk = None if conversation is None else service.Conversation(
+            conversation, rights.conversation(conversation))
+        request = service.AskRequest(question, options, mode, rerank, conversation=talk)
+        return service.ask_json(engine, request, scope.filters(), scope.principal(rights),
+                                self.memory)
 
     def graph(self, rights: Rights, scope: Scope, seeds: Sequence[str],
               max_depth: int | None = None, max_nodes: int | None = None,

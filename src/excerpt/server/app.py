@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from excerpt.compose.conversation import ask_in_conversation, conversation_json
+from excerpt import service
 from excerpt.edge.bodies import (
     MAX_K,
     MAX_QUERY,
@@ -213,17 +212,12 @@ def create_app(engine: Engine, keys: KeyRing,
         filters, principal = _read(body.scope(), who)
         options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr,
                                      body.reader)
-
-        def run(question: str, said: str = "") -> Any:
-            return engine.ask(question, filters, principal, body.mode,
-                              replace(options, said=said), body.rerank, record=body.explain)
-
-        if body.conversation is None:
-            return JSONResponse(run(body.question).to_json(body.explain))
-        result, resolution, turn = ask_in_conversation(
-            memory_store, who.rights().conversation(body.conversation), body.question, run)
-        return JSONResponse({**result.to_json(body.explain),
-                             **conversation_json(body.conversation, resolution, turn)})
+        talk = None if body.conversation is None else service.Conversation(
+            body.conversation, who.rights().conversation(body.conversation))
+        request = service.AskRequest(body.question, options, body.mode, body.rerank,
+                                     body.explain, talk)
+        return JSONResponse(service.ask_json(engine, request, filters, principal, memory_store,
+                                             body.explain))
 
     @app.post("/v1/ask/stream", response_class=StreamingResponse,
               responses={**event_stream(), **errors(400, 401, 403, 404, 503)})
