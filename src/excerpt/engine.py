@@ -17,24 +17,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from excerpt.analyze import analyze, detect_language, foresee
+from excerpt.analyze import analyze, detect_language
 from excerpt.catalogue import Catalogue
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError, NotFoundError, StoreError
 from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits, GraphResult, expand
-from excerpt.query.topk import TopK, reduce_for_latency
-from excerpt.query.understand import terms_to_add, understand
 from excerpt.retrieve.access import Access
 from excerpt.retrieve.backends import access_for
-from excerpt.retrieve.citations import pin_named
-from excerpt.retrieve.fusion import blend, rrf
-from excerpt.retrieve.identifiers import view_has_code
-from excerpt.retrieve.view import Candidate, View
+from excerpt.retrieve.searcher import Searcher, SearchResult
+from excerpt.retrieve.view import View
 from excerpt.settings import Settings
 from excerpt.store.base import SnapshotInfo, Store
 from excerpt.store.open import open_store
@@ -42,7 +37,6 @@ from excerpt.tokens import count_tokens
 from excerpt.types import (
     SEARCH_MODES,
     Filters,
-    Hit,
     IdfWeights,
     Node,
     Principal,
@@ -69,7 +63,8 @@ if TYPE_CHECKING:
     from excerpt.retrieve.dense import QueryEmbedder
     from excerpt.sync import SyncOptions, SyncResult
 
-__all__ = ["EMBEDDERS", "Engine", "IngestResult", "Progress", "SearchResult"]
+__all__ = ["EMBEDDERS", "Engine", "IngestResult", "Progress", "SearchResult"]  # SearchResult:
+# retrieve/searcher.py's, named here as the public API has always named it
 
 _LAZY = {"IngestResult": "excerpt.ingest.pipeline", "Progress": "excerpt.ingest.pipeline"}
 
@@ -85,37 +80,6 @@ def __getattr__(name: str) -> Any:
 
 
 _log = logging.getLogger(__name__)
-_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="excerpt-leg")
-"""Runs the dense leg of a hybrid search beside the lexical one, for stores that rank in SQL."""
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    query: str
-    mode: SearchMode
-    k: int
-    filters: dict[str, Any]
-    hits: list[Hit]
-    analysis: dict[str, Any]
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    ranking: list[tuple[str, float, str]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "mode": self.mode,
-            "k": self.k,
-            "filters": self.filters,
-            "hits": [h.to_json() for h in self.hits],
-            "analysis": self.analysis,
-            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
-        }
-
-
-MAX_AROUND = 10
-"""Nodes :meth:`Engine.passage` shows at most on each side of a passage."""
-
-
 MAX_AROUND = 10
 """Nodes :meth:`Engine.passage` shows at most on each side of a passage."""
 
@@ -134,6 +98,7 @@ class Engine:
         self.store_url = store_url
         self._embedders: dict[str, Any] = {}
         self._access: Access | None = None
+        self._searcher: Searcher | None = None
         self._warm: dict[str, CachedQueries] = {}
         self._trace_log: TraceLog | None = None
         if self.settings.log_dir:
@@ -157,6 +122,14 @@ class Engine:
         if self._access is None:
             self._access = access_for(self.store, self.settings)
         return self._access
+
+    @property
+    def searcher(self) -> Searcher:
+        """The search stages over this engine's views (retrieve/searcher.py)."""
+        if self._searcher is None or self._searcher.access is not self.access:
+            self._searcher = Searcher(self.access, self.settings, self.store.nodes_at,
+                                      self._warm_embedder, self._reranker)
+        return self._searcher
 
     @property
     def catalogue(self) -> Catalogue:
@@ -304,80 +277,18 @@ class Engine:
                 mode: SearchMode, k: int | None, fetch: bool, reranker: str | None,
                 t0: float) -> SearchResult:
         """:meth:`search` over an open ``view`` (of ``filters`` as ``principal``), the clock
-        started at ``t0`` (before the view was opened, when it was)."""
-        timings: dict[str, float] = {}
-        t1 = time.perf_counter()
-        timings["filter"] = (t1 - t0) * 1000
-        language = detect_language(query)
-        foresee(terms_to_add(language, self.settings.query_lexicon), language)
-        tokens = analyze(query, language)
-        plan = understand(query, language, self.settings.query_lexicon, tokens)
-        timings.update(plan.timings_ms)
-        weights = plan.weights(tokens, lambda t: analyze(t, language),
-                               self.settings.expansion_weight)
-        top, k_reason = self._top_k(k, plan.top_k)
-        if mode != "bm25":
-            for model in sorted({m for p in view.parts if (m := p.embed_model)}):
-                self._warm_embedder(model)
-        t2 = time.perf_counter()
-        timings["analyze"] = (t2 - t1) * 1000
-        reranking = reranker not in (None, "none")
-        depth = top
-        if reranking:
-            from excerpt.compose.ask import OVERFETCH_FACTOR
-
-            self._reranker(str(reranker))  # an unknown name is refused even with no hits
-            depth = top * OVERFETCH_FACTOR
-        ranked, notes = self._rank(view, query, weights, mode, depth, timings)
-        if k is None and plan.top_k is not None:  # retrieval time; one-off model loads excluded
-            reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
-                                         self.settings.search_budget_ms)
-            top, k_reason, ranked = reduced.k, reduced.reason, ranked[: reduced.k]
-        ranked, named = pin_named(query, ranked, lambda ids: self._named(view, query, ids))
-        if reranking and len(ranked) > len(named):
-            t_rerank = time.perf_counter()
-            ranked = self._rerank(view, query, ranked, top, str(reranker), len(named))
-            timings["rerank"] = (time.perf_counter() - t_rerank) * 1000
-        ranked = ranked[:top]
-        t_hop = time.perf_counter()
-        hopped, hop_report = self.access.follow_citations(
-            view, ranked, weights, self.settings) if ranked else ([], None)
-        if hop_report is not None:
-            timings["multi_hop"] = (time.perf_counter() - t_hop) * 1000
-            ranked = ranked + hopped
-        t3 = time.perf_counter()
-        hits = self._fetch(view, ranked) if fetch else []
-        timings["fetch"] = (time.perf_counter() - t3) * 1000
-        timings["total"] = (time.perf_counter() - t0) * 1000
-        k = top
-        applied = {
-            "collection": filters.collection,
-            "snapshot_ids": self.access.seen_ids(view),
-            **({"snapshot_id": filters.snapshot_id} if filters.snapshot_id else {}),
-            **({"snapshot_set": filters.snapshot_set} if filters.snapshot_set else {}),
-            **({"metadata": dict(filters.metadata)} if filters.metadata else {}),
-            **principal.describe(),
-        }
-        analysis = {
-            "language": language,
-            "tokens": tokens,
-            "entities": [{"text": e.text, "type": e.entity_type.value} for e in plan.entities],
-            "expanded_terms": plan.expanded_terms,
-            "k_reason": k_reason,
-            "visible_nodes": view.visible,
-            **({"named_nodes": named} if named else {}),
-            "notes": notes,
-            **({"multi_hop": hop_report.to_json()} if hop_report is not None else {}),
-        }
-        ranking = [(c.id, c.score, view.parts[c.part].info_at(c.ordinal).snapshot_id)
-                   for c in ranked]
+        started at ``t0`` (before the view was opened, when it was); traced when traces are
+        kept."""
+        result = self.searcher.search(view, query, filters, principal, mode, k, fetch,
+                                      reranker, t0)
         if self._trace_log and fetch:
             from excerpt.provenance.trace import search_entry
 
-            trace, lines = search_entry(query, mode, k, self._applied(view, filters, principal),
-                                        hits, timings)
+            trace, lines = search_entry(query, mode, result.k,
+                                        self._applied(view, filters, principal), result.hits,
+                                        result.timings_ms)
             self._write_trace(trace, self._trace_log.RESULTS_LOG, lines)
-        return SearchResult(query, mode, k, applied, hits, analysis, timings, ranking)
+        return result
 
     # -- ask ----------------------------------------------------------------------------------
 
@@ -444,7 +355,7 @@ class Engine:
             return [Passage(h.node, h.score, h.snapshot_id) for h in hits]
 
         def vectors(passages: Sequence[Passage]) -> Any:
-            return self.access.node_vectors(view, self._query_embedder, question,
+            return self.access.node_vectors(view, self.searcher.query_embedder, question,
                                             [(p.snapshot_id, p.node.id) for p in passages])
 
         chosen = None if reranker in (None, "none") else self._reranker(str(reranker))
@@ -496,19 +407,6 @@ class Engine:
                        options.min_confidence, weights, self._sentence_embed(view, question),
                        absent=weights.absent)
 
-    def _named(self, view: View, query: str, ids: Sequence[str]) -> list[Candidate]:
-        """Nodes a search pins first: those whose id the query gives (retrieve/citations.py),
-        then the code objects it names or asks about (retrieve/relations.py), each once."""
-        exact = self.access.named(view, ids)
-        if isinstance(view, View) and not view_has_code(view):
-            return exact  # no code node to name: code_pins would find nothing
-        from excerpt.retrieve.relations import code_pins
-
-        code = code_pins(query, lambda names: self.access.code_ids(view, names),
-                         lambda: self.access.graph(view))
-        known = {c.id for c in exact}
-        return exact + self.access.named(view, [i for i in code if i not in known])
-
     def _idf(self, view: View, question: str) -> IdfWeights:
         return self.access.idf_weights(view, analyze(question, detect_language(question)))
 
@@ -517,25 +415,11 @@ class Engine:
 
         return view_embed([p.embed_model for p in view.parts], self._warm_embedder, question)
 
-    def _rerank(self, view: View, query: str, ranked: list[Candidate], top: int, name: str,
-                pinned: int) -> list[Candidate]:
-        head, pool = ranked[:pinned], ranked[pinned:]
-        texts = [hit.node.text for hit in self._fetch(view, pool)]
-        results = self._reranker(name).rerank(query, texts, top - pinned)
-        return head + [pool[r.index]._replace(score=r.score) for r in results]
-
     def _reranker(self, name: str) -> Reranker:
         """The reranker ``name``; plain ``cross-encoder`` is the settings' model."""
         from excerpt.rerank import get_reranker
 
         return get_reranker(name, self.settings.cross_encoder_model)
-
-    def _top_k(self, given: int | None, adaptive: TopK | None) -> tuple[int, str]:
-        if given is not None:
-            return given, "given"
-        if adaptive is not None:
-            return adaptive.k, adaptive.reason
-        return self.settings.default_k, "default"
 
     def _write_trace(self, trace: Trace, log_name: str, lines: list[str]) -> None:
         """The trace and log lines under log_dir, and in the store when it keeps traces
@@ -552,63 +436,6 @@ class Engine:
         from excerpt.provenance.trace import retrieval_filters
 
         return retrieval_filters(self.access.seen(view), filters, principal)
-
-    def _rank(
-        self, view: View, query: str, tokens: dict[str, float], mode: SearchMode, k: int,
-        timings: dict[str, float],
-    ) -> tuple[list[Candidate], list[str]]:
-        notes: list[str] = []
-        ranked = self._legs(view, query, tokens, mode, k, timings, notes)
-        return ranked, self.access.notes(view) + notes  # after the legs: how they ranked
-
-    def _legs(
-        self, view: View, query: str, tokens: dict[str, float], mode: SearchMode, k: int,
-        timings: dict[str, float], notes: list[str],
-    ) -> list[Candidate]:
-        depth = max(k, self.settings.fusion_depth)
-        want_lexical, want_dense = mode in ("bm25", "hybrid"), mode in ("semantic", "hybrid")
-        if want_dense and not self.access.has_vectors(view):
-            if mode == "semantic":
-                raise InputError(
-                    "no embeddings in this view: ingest with an embedder or use --mode bm25")
-            notes.append("no embeddings in this view: hybrid ran BM25 only")
-            want_dense = False
-        if want_lexical and not tokens:
-            notes.append("the query has no searchable terms for BM25")
-
-        def lexical_leg() -> list[Candidate]:
-            t = time.perf_counter()
-            found = self.access.bm25(view, tokens, k if mode == "bm25" else depth,
-                                     self.settings.bm25_k1, self.settings.bm25_b)
-            timings["bm25"] = (time.perf_counter() - t) * 1000
-            return found
-
-        def dense_leg() -> list[Candidate]:
-            t = time.perf_counter()
-            found = self.access.dense(view, self._query_embedder, query,
-                                      k if mode == "semantic" else depth)
-            timings["semantic"] = (time.perf_counter() - t) * 1000
-            return found
-
-        if want_lexical and want_dense and self.access.concurrent_legs(view):
-            # A database answers both legs at once on two connections (each waits on I/O);
-            # faiss walks an IVF index without the GIL.
-            dense_future = _LEGS.submit(dense_leg)
-            lexical, dense = lexical_leg(), dense_future.result()
-        else:
-            lexical = lexical_leg() if want_lexical else []
-            dense = dense_leg() if want_dense else []
-        if mode == "bm25":
-            return lexical
-        if mode == "semantic":
-            return dense
-        t = time.perf_counter()
-        if self.settings.fusion == "blend":
-            fused = blend(lexical, dense, k, self.settings.fusion_alpha)
-        else:
-            fused = rrf([lexical, dense], k, self.settings.rrf_k)
-        timings["fusion"] = (time.perf_counter() - t) * 1000
-        return fused
 
     # -- graph ----------------------------------------------------------------------------------
 
@@ -724,11 +551,3 @@ class Engine:
             self._warm[model] = CachedQueries(self._embedder(model))
             self._warm[model].embed_query("warm up")
         return self._warm[model]
-
-    def _fetch(self, view: View, ranked: Sequence[Candidate]) -> list[Hit]:
-        """The ranked nodes, read in one query (a merged segment's hits belong to many
-        snapshots: each is read where the store keeps it, as (snapshot, ordinal))."""
-        places: list[tuple[str, int]] = [view.parts[c.part].local(c.ordinal) for c in ranked]
-        nodes = self.store.nodes_at(places)
-        return [Hit(node, c.score, place[0])
-                for c, node, place in zip(ranked, nodes, places, strict=True)]

@@ -1,5 +1,5 @@
 """A search skips reading the query for code names when its view holds no code node
-(``Engine._named``, ``identifiers.view_has_code``): the results must be those of the full
+(``Searcher.named``, ``identifiers.view_has_code``): the results must be those of the full
 lookup, on the real regulations (article citations are still pinned) and on code (where the
 lookup runs). "Without the skip" is the same engine with ``view_has_code`` answering yes."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tests.code_sources import write_sources
 
-import excerpt.engine
+import excerpt.retrieve.searcher
 from excerpt.engine import Engine
 from excerpt.retrieve.identifiers import view_has_code
 from excerpt.types import Filters, Principal
@@ -62,7 +62,7 @@ def both_ways(engine: Engine, monkeypatch: pytest.MonkeyPatch, queries: list[str
               collection: str) -> list[tuple[Any, ...]]:
     skipped = [outcome(engine, q, collection) for q in queries]
     with monkeypatch.context() as patched:
-        patched.setattr(excerpt.engine, "view_has_code", lambda view: True)
+        patched.setattr(excerpt.retrieve.searcher, "view_has_code", lambda view: True)
         full = [outcome(engine, q, collection) for q in queries]
     assert skipped == full
     return skipped

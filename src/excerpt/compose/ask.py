@@ -48,9 +48,8 @@ from excerpt.compose.grounding import scope as question_scope
 from excerpt.compose.synthesis import ChatClient, KeptSentence
 from excerpt.provenance.prov import Candidate, ExplainCallback, ProvenanceRecorder
 from excerpt.rerank.base import Reranker
+from excerpt.retrieve.searcher import OVERFETCH_FACTOR
 from excerpt.types import IdfWeights
-
-OVERFETCH_FACTOR = 3
 
 SearchFn = Callable[[str, int, Mapping[str, Any]], list[Passage]]
 """(query, k, metadata scope) -> the passages the caller may see, best first."""

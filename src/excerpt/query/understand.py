@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from excerpt.analyze import analyze
+from excerpt.bm25 import query_weights
 from excerpt.query.entities import Entity, EntityRecognizer
 from excerpt.query.expansion import Expansion, MultiStageExpander
 from excerpt.query.lexicon import load_lexicon
 from excerpt.query.plain import plain_terms
 from excerpt.query.topk import TopK, select_top_k
-from excerpt.retrieve.lexical import query_weights
 
 # A plain-word term weighs as much as a word of the query: it says what the question's everyday
 # words mean in the book (군대 -> 군입대휴학), where an expansion term only widens the query.
@@ -41,7 +41,7 @@ class QueryPlan:
                 expansion_weight: float) -> dict[str, float]:
         """BM25 query weights: the query's tokens, its plain-word terms at ``PLAIN_WEIGHT`` and
         its expansion terms at ``expansion_weight`` (each term's weight shared by its tokens
-        that are not query tokens, :func:`excerpt.retrieve.lexical.query_weights`)."""
+        that are not query tokens, :func:`excerpt.bm25.query_weights`)."""
         added = self.expansion.added_terms if self.expansion else []
         weights = query_weights(tokens, [analyze_term(t) for t in self.plain], PLAIN_WEIGHT)
         widened = query_weights(tokens, [analyze_term(t) for t in added if t not in self.plain],

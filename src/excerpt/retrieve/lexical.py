@@ -37,23 +37,6 @@ def term_weight(
     return np.asarray(tf / (tf + k1 * (1.0 - b + b * length / avgdl)), dtype=np.float32)
 
 
-def query_weights(tokens: Sequence[str], extra: Sequence[Sequence[str]] = (),
-                  extra_weight: float = 0.5) -> dict[str, float]:
-    """Query term weights: each query token counts once per occurrence; each expansion term
-    (the tokens of one synonym or hypernym, e.g. 재정 지원) adds ``extra_weight`` in all, shared
-    by its tokens that are not query tokens, so a two-word synonym weighs no more than a
-    one-word one."""
-    weights: dict[str, float] = {}
-    for token in tokens:  # Counter(tokens), at a third of its cost
-        weights[token] = weights.get(token, 0) + 1
-    query = set(weights)
-    for term in extra:
-        new = [t for t in term if t not in query]
-        for token in new:
-            weights[token] = weights.get(token, 0.0) + extra_weight / len(new)
-    return weights
-
-
 Gathered = list[list[tuple[str, IntArray, FloatArray, float]]]
 """Per view part, per query term it holds: (term, visible ordinals, their tf, qtf x idf)."""
 
