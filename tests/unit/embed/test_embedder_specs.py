@@ -6,11 +6,11 @@ search reads with."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.plugins import plugin_module
 
 from excerpt import embedder_names
 from excerpt.compose.extract import FAST_MODELS, SLOW_FLOORS
@@ -66,19 +66,13 @@ def test_the_shipped_embedders_are_their_lines() -> None:
 @pytest.fixture
 def hashing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The new module and its one line (first, so that Korean text gets it)."""
-    package = tmp_path / "more_embedders"
-    package.mkdir()
-    (package / "__init__.py").write_text("", encoding="utf-8")
-    (package / "hashing.py").write_text(HASHING, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    line = EmbedderSpec("hashing", "hashing-64", (), "more_embedders.hashing:HashingEmbedder",
-                        languages=("ko",))
-    monkeypatch.setattr(embedder_names, "SPECS", (line, *SPECS))
-    registry.clear_embedder_cache()
-    yield
-    registry.clear_embedder_cache()
-    for name in ("more_embedders.hashing", "more_embedders"):
-        sys.modules.pop(name, None)
+    with plugin_module(tmp_path, monkeypatch, "more_embedders.hashing", HASHING) as module:
+        line = EmbedderSpec("hashing", "hashing-64", (), f"{module}:HashingEmbedder",
+                            languages=("ko",))
+        monkeypatch.setattr(embedder_names, "SPECS", (line, *SPECS))
+        registry.clear_embedder_cache()
+        yield
+        registry.clear_embedder_cache()
 
 
 def test_an_embedder_is_one_module_and_one_line(hashing: None, tmp_path: Path) -> None:

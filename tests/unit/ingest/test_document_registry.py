@@ -4,11 +4,11 @@ with a small real reader written here (Org-mode outlines), registered for the te
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.plugins import plugin_module
 
 from excerpt.ingest.detect import LOADERS
 from excerpt.ingest.documents import registry
@@ -49,14 +49,14 @@ def looks_like(path: Path) -> bool:
 @pytest.fixture
 def org(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The new file (a reader module on the path) and the one registry line."""
-    package = tmp_path / "more_formats"
-    package.mkdir()
-    (package / "__init__.py").write_text("", encoding="utf-8")
-    (package / "org.py").write_text(ORG_READER, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "READERS", [
-        *READERS, ReaderSpec("org", (".org",), "more_formats.org", sniffed=True)])
-    folder = tmp_path / "notes"
+    with plugin_module(tmp_path, monkeypatch, "more_formats.org", ORG_READER) as module:
+        monkeypatch.setattr(registry, "READERS", [
+            *READERS, ReaderSpec("org", (".org",), module, sniffed=True)])
+        yield notes(tmp_path / "notes")
+
+
+def notes(folder: Path) -> Path:
+    """A folder of two Org files (one named by its suffix, one by its first line) and a text."""
     folder.mkdir()
     (folder / "garden.org").write_text(
         "* Garden\nTomatoes want six hours of sun.\n** Watering\nWater at dawn, not at noon.\n",
@@ -64,9 +64,7 @@ def org(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (folder / "README").write_text("#+TITLE: Kitchen\n* Bread\nRest the dough overnight.\n",
                                    encoding="utf-8")
     (folder / "plain.txt").write_text("Plain text still reads as text.\n", encoding="utf-8")
-    yield folder
-    for name in ("more_formats.org", "more_formats"):
-        sys.modules.pop(name, None)
+    return folder
 
 
 def test_a_format_is_one_reader_file_and_one_registry_line(org: Path) -> None:
