@@ -214,7 +214,11 @@ class LocalChat:
 
         def generate() -> None:
             try:
-                model.server.handle_chat_completions(request, on_chunk)
+                # Not once the interpreter is exiting: this thread may have started after its
+                # exit joined the others (asked from a daemon thread), and one inside llama.cpp
+                # then crashes the exit. Started before, it is joined, and on_chunk stops it.
+                if threading.main_thread().is_alive():
+                    model.server.handle_chat_completions(request, on_chunk)
             except Exception as exc:  # the binding's own errors (a message it cannot encode)
                 chunks.put(exc)
             finally:
