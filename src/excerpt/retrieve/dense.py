@@ -4,7 +4,7 @@ the ranking then says it is approximate)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -20,8 +20,9 @@ def dense_matches(
     depth: int | None = None, config: ann.AnnConfig | None = None,
 ) -> list[Matches]:
     """Per part, its visible nodes' cosine similarity as (ordinals, scores): every visible
-    node, or, with ``depth``, in a part with an IVF index only the ``depth`` (at least
-    ``config.candidates``) nearest visible nodes it finds, scored exactly (the part is then
+    node, or, with ``depth``, in a part with an IVF index only the nearest visible nodes its
+    walk finds (``config.candidates`` per part, by their 8-bit scores) that are among the best
+    :func:`~excerpt.store.ann.rescored` of every walked part, scored exactly (the part is then
     listed in ``view.approximate``). Parts without vectors, or whose model has no query
     embedder here, have none.
 
@@ -34,6 +35,7 @@ def dense_matches(
     config = config or ann.DEFAULT
     cache: dict[str, npt.NDArray[np.float32] | None] = {}
     out: list[Matches] = []
+    walked: dict[int, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
     for index, part in enumerate(view.parts):
         vectors, model = part.segment.vectors, part.segment.embed_model
         if vectors is None or model is None or not part.visible:
@@ -43,20 +45,39 @@ def dense_matches(
             embedder = embed_query(model)
             cache[model] = None if embedder is None else embedder(query)
         vector = cache[model]
+        out.append(_NONE)
         if vector is None:
-            out.append(_NONE)
-        elif (depth is not None and walks_index(part, config)
-              and part.segment.ann is not None):  # (its file gone: scanned exactly)
-            out.append(ann.search(part.segment.ann, part.segment.vector_rows, part.mask,
-                                  vector, depth, config))
+            continue
+        if (depth is not None and walks_index(part, config)
+                and part.segment.ann is not None):  # (its file gone: scanned exactly)
+            walked[index] = ann.nearest(part.segment.ann, part.mask, vector, depth, config)
             if index not in view.approximate:  # once, searched again or not
                 view.approximate.append(index)
         else:
             scores = np.asarray(vectors @ vector, dtype=np.float32)
             ordinals = (np.arange(len(scores)) if part.visible == part.segment.size
                         else np.flatnonzero(part.mask))
-            out.append((ordinals, scores[ordinals]))
+            out[index] = (ordinals, scores[ordinals])
+    if walked and depth is not None:
+        for index, ordinals in _best_walked(walked, ann.rescored(depth, config)).items():
+            part = view.parts[index]
+            vector = cache[str(part.segment.embed_model)]
+            assert vector is not None
+            out[index] = ann.rescore(part.segment.vector_rows, ordinals, vector)
     return out
+
+
+def _best_walked(walked: Mapping[int, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]],
+                 count: int) -> dict[int, npt.NDArray[np.int64]]:
+    """Per part, its walked nodes among the ``count`` best 8-bit scores of all parts (ties at
+    the cut kept): only those are read and re-scored in float. Re-scoring every walked node of
+    every part read 400 scattered rows per segment from files that, at 10M nodes, no longer
+    fit in memory beside the process (bench/RESULTS.md, issue 30)."""
+    scores = np.concatenate([found for _, found in walked.values()])
+    if len(scores) <= count:
+        return {index: ordinals for index, (ordinals, _) in walked.items()}
+    cut = np.partition(scores, len(scores) - count)[len(scores) - count]
+    return {index: ordinals[found >= cut] for index, (ordinals, found) in walked.items()}
 
 
 _NONE: Matches = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32))
