@@ -145,7 +145,7 @@ def test_pruning_skips_blocks_and_keeps_the_top(tmp_path: Path) -> None:
     assert sum(scored) < seg.size >> 6, f"blocks scored per round: {scored}"
     # The count above stays 0 when pruning gives up (None: the caller scores exhaustively),
     # so check that the pruned path itself answered, with a small part of the 4,096 matches.
-    found = pruning.pruned_matches(v.parts[0], gather(v, query)[0], v.avg_length, K1, B, 3)
+    found = pruning.pruned_matches(v.parts[0], next(gather(v, query)), v.avg_length, K1, B, 3)
     assert found is not None and len(found[0]) < seg.size // 16
 
 
@@ -191,7 +191,7 @@ def test_a_query_of_words_in_every_node_is_read_from_their_impact_orders(
         for hidden in (0.0, 0.5):
             mask = rng.random(seg.size) >= hidden
             v = view([seg], [mask])
-            terms = gather(v, query)[0]
+            terms = next(gather(v, query))
             got = impact_path.impact_matches(v.parts[0], terms, v.avg_length, K1, B, 10)
             assert got is not None, "the impact orders gave up"
             assert len(got[0]) < seg.size // 16 and max(read) < seg.size // 8, read
