@@ -60,8 +60,9 @@ class Settings:
         256, "IVF cells a semantic search probes in a snapshot's index (fewer: faster, further "
              "from exact; 128 and 256 both kept 1.0 of the exact top 10 at 1M nodes).")
     dense_index_candidates: int = _setting(
-        400, "Nodes the IVF walk returns, re-scored with the float vectors before the top is "
-             "kept (fewer: faster, further from exact).")
+        400, "Nodes the IVF walk returns per segment, by their 8-bit scores; the best 2 x depth "
+             "of a view's are re-scored with the float vectors (fewer: faster, further from "
+             "exact).")
     segment_open_files: int = _setting(
         256, "Most segment files a process keeps memory-mapped, each an open file (ulimit -n): "
              "past it the least recently read snapshots' files are closed, and mapped again "
