@@ -23,23 +23,23 @@ QUERIES = ("tidal energy storage", "proteins folding in cells", "rainfall over m
 
 
 def _publish(home: Path, collection: str, hidden_every: int, config: AnnConfig | None,
-             rest: tuple[str, ...] = ()) -> None:
+             rest: tuple[str, ...] = (), seed: int = 7, source: str = "synthetic") -> None:
     """The vectors in ``collection``: every ``hidden_every``-th node tagged board, the others
     tagged ``rest``."""
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(seed)
     centres = rng.standard_normal((60, 384)).astype(np.float32)
     vectors = centres[rng.integers(0, 60, N)] + 0.35 * rng.standard_normal((N, 384),
                                                                           dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    ids = [f"n{i:05d}" for i in range(N)]
+    ids = [f"n{i:05d}" if seed == 7 else f"n{i:05d}s{seed}" for i in range(N)]
     tokens = [[f"w{i % 97}", f"w{i % 89}"] for i in range(N)]
     acl = [("board",) if i % hidden_every == 0 else rest for i in range(N)]
     store = SQLiteStore(home)
-    run = store.begin_run(collection, "synthetic", "synthetic")
+    run = store.begin_run(collection, source, "synthetic")
     write_segment(store.staging_dir(run), ids, tokens, acl, [() for _ in ids], vectors,
                   {"analyzer": "synthetic", "embed_model": "minilm"}, ann=config)
     nodes = [Node(ids[i], "doc", " ".join(tokens[i]), acl_tags=acl[i]) for i in range(N)]
-    store.publish(run, SnapshotPayload(collection, "synthetic", [Document("doc", "d", "")],
+    store.publish(run, SnapshotPayload(collection, source, [Document("doc", "d", "")],
                                        nodes, [], [], store.staging_dir(run),
                                        embed_model="minilm"), 0.0)
     store.close()
@@ -53,12 +53,14 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _publish(root, "walked", 7, AnnConfig(min_nodes=1000))
     _publish(root, "scanned", 7, None)
     _publish(root, "narrow", 100, AnnConfig(min_nodes=1000), rest=("team",))
+    for seed in (8, 9):  # two indexed segments in one view
+        _publish(root, "pair", 7, AnnConfig(min_nodes=1000), seed=seed, source=f"s{seed}")
     return root
 
 
 def test_a_large_segment_gets_an_index_and_a_small_one_none(home: Path) -> None:
     indexed = list(home.rglob(INDEX_FILE))
-    assert len(indexed) == 2
+    assert len(indexed) == 4
     config = AnnConfig(min_nodes=N + 1)
     folder = home.parent / "small"
     write_segment(folder, ["a"], [["w"]], [()], [()], np.ones((1, 384), np.float32),
@@ -197,3 +199,37 @@ def test_hybrid_over_an_indexed_segment_runs_its_legs_at_once_and_ranks_the_same
     assert threads == ["MainThread"] * len(apart)
     assert together == apart and all(together)
     engine.close()
+
+
+def test_a_view_of_indexed_segments_re_scores_only_its_best_candidates(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each segment's walk returns its candidates with their 8-bit scores; only the best
+    ``rescored(depth)`` of the whole view are read back in float and re-scored (at 10M nodes in
+    ten segments, re-scoring every candidate read 4,000 rows a query from disk), and the top
+    10 is still the exact one of both segments' vectors."""
+    from excerpt.embed import get_embedder
+    from excerpt.store.ann import rescored
+    from excerpt.store.segment import Segment
+
+    read: list[int] = []
+    real = Segment.vector_rows
+    monkeypatch.setattr(Segment, "vector_rows",
+                        lambda self, ordinals: read.append(len(ordinals)) or real(self, ordinals))
+    engine, store = Engine(home), SQLiteStore(home)
+    segments = [store.segment(i.snapshot_id) for i in store.latest_snapshots("pair")]
+    assert len(segments) == 2 and all(s.ann is not None for s in segments)
+    embedder = get_embedder("minilm")
+    found = 0
+    for query in QUERIES:
+        read.clear()
+        walked = engine.search(query, Filters("pair"), None, "semantic", 10)
+        assert any("approximate" in note for note in walked.to_json()["analysis"]["notes"])
+        assert 0 < sum(read) <= rescored(10, AnnConfig()) + 2  # (+ ties at the cut)
+        vector = embedder.embed_query(query)
+        exact = sorted(((float(s.vectors[o] @ vector), s.ids[o]) for s in segments
+                        for o in range(s.size) if o % 7), reverse=True)[:10]
+        found += len({h.node.id for h in walked.hits} & {node_id for _, node_id in exact})
+        assert all(int(h.node.id[1:6]) % 7 for h in walked.hits)  # none of the board's
+    assert found / (10 * len(QUERIES)) >= 0.95
+    engine.close()
+    store.close()
