@@ -18,19 +18,18 @@ in Fagin's threshold algorithms, a few thousand postings per term:
    threshold when they are within a sixteenth of the segment, else four times the postings
    read so far; a round past that sixteenth gives up (None: the blocks decide).
 
-Scores returned are :func:`pruning._Query.exact`'s, so the ranking is the exhaustive one to the
+Scores returned are :meth:`bounds.PartQuery.exact`'s, so the ranking is the exhaustive one to the
 bit; partial and upper bounds only choose which nodes to score, with ``SLACK`` for rounding.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
 
-from excerpt.retrieve.pruning import SLACK, Term, _kth, _Query, _ranges
+from excerpt.retrieve.bounds import SLACK, PartQuery, kth, ranges
 from excerpt.retrieve.view import Matches, ViewPart
 from excerpt.store.impacts import Impacts
 
@@ -64,18 +63,18 @@ class _Runs:
         """The nodes of the first ``runs`` runs and the term's contributions there."""
         keep = np.zeros(len(self.start), dtype=bool)
         keep[:runs] = True
-        at = _ranges(self.start, self.end, keep)
+        at = ranges(self.start, self.end, keep)
         docs = self.docs[at].astype(np.int64)
         tf = np.repeat(self.tf[:runs], (self.end - self.start)[:runs])
         return docs, (tf / (tf + norm[docs])).astype(np.float64) * self.weight
 
 
-def impact_matches(part: ViewPart, terms: Sequence[Term], avgdl: float, k1: float, b: float,
-                   depth: int, floor: float = -np.inf) -> Matches | None:
+def impact_matches(query: PartQuery, depth: int, floor: float = -np.inf) -> Matches | None:
     """The part's matches holding its exact top ``depth`` (ties at the cut included) with
     their exact scores, read from the impact orders of its common terms; None when no query
     term has one, when the other terms' postings alone are many, or when the rounds would
     read too much (module docstring).  ``floor`` as :func:`pruning.pruned_matches` has it."""
+    part, terms, avgdl, k1, b = query.part, query.given, query.avgdl, query.k1, query.b
     seg = part.segment
     held = [seg.impacts(term) for term, *_ in terms]
     if all(imp is None for imp in held):
@@ -87,17 +86,16 @@ def impact_matches(part: ViewPart, terms: Sequence[Term], avgdl: float, k1: floa
         return None
     runs = [_Runs(imp, weight, avgdl, k1, b)
             for (_, _, _, weight), imp in zip(terms, held, strict=True) if imp is not None]
-    query = _Query(part, terms, avgdl, k1, b)
     norm = seg.length_norm(avgdl, k1, b)
     cuts = [r.runs_for(FIRST) for r in runs]
     plan: _Plan | None = None
     for _ in range(ROUNDS):
         outside = _left(runs, cuts)
         docs, partial, upper = _candidates(part, rest, runs, cuts, norm, outside)
-        threshold = max(floor, _kth(partial, depth))
+        threshold = max(floor, kth(partial, depth))
         if outside >= threshold and len(docs):  # exact scores of the likeliest raise it
             best = docs[np.argsort(-upper, kind="stable")[:max(EXACT, 2 * depth)]]
-            threshold = max(threshold, _kth(query.exact(np.sort(best)), depth))
+            threshold = max(threshold, kth(query.exact(np.sort(best)), depth))
         if outside < threshold or outside == 0.0:
             found = docs[upper >= threshold]
             return found.astype(np.intp), query.exact(found)

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.bm25 import K1, B, idf
+from excerpt.retrieve.bounds import PartQuery
 from excerpt.retrieve.impacts import impact_matches
 from excerpt.retrieve.pruning import pruned_matches
 from excerpt.retrieve.view import Candidate, Matches, View, ViewPart, rank_matches
@@ -258,14 +259,21 @@ def search_bm25(
     return rank_matches(view, matches, depth)
 
 
-def _pruned(part: ViewPart, terms: PartTerms,
-            avgdl: float, k1: float, b: float, depth: int, floor: float) -> Matches | None:
+def _pruned(part: ViewPart, terms: PartTerms, avgdl: float, k1: float, b: float, depth: int,
+            floor: float) -> Matches | None:
     """The part's top without scoring every match: from the impact orders of its common
-    terms (retrieve/impacts.py), else skipping blocks (retrieve/pruning.py); None: neither
-    pays, the caller scores every match."""
-    found = impact_matches(part, terms, avgdl, k1, b, depth, floor)
-    if found is None and len(terms) > 1 and part.segment.block_shift is not None:
-        found = pruned_matches(part, terms, avgdl, k1, b, depth, floor)
+    terms (retrieve/impacts.py), else skipping blocks (retrieve/pruning.py), both over one
+    :class:`~excerpt.retrieve.bounds.PartQuery`; None: neither pays, the caller scores every
+    match."""
+    seg = part.segment
+    impacts = any(seg.impacts(term) is not None for term, *_ in terms)
+    blocks = len(terms) > 1 and seg.block_shift is not None
+    if not (impacts or blocks):
+        return None
+    query = PartQuery(part, terms, avgdl, k1, b)
+    found = impact_matches(query, depth, floor) if impacts else None
+    if found is None and blocks:
+        found = pruned_matches(query, depth, floor)
     return found
 
 

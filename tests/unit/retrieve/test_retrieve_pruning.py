@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from excerpt.retrieve import impacts as impact_path
 from excerpt.retrieve import pruning
+from excerpt.retrieve.bounds import PartQuery
 from excerpt.retrieve.lexical import K1, B, bm25_scores, gather, search_bm25
 from excerpt.retrieve.view import Candidate, View, ViewPart
 from excerpt.store.base import SnapshotInfo
@@ -128,24 +129,25 @@ def test_pruning_skips_blocks_and_keeps_the_top(tmp_path: Path) -> None:
     v = view([seg], [np.ones(seg.size, dtype=bool)])
     query = {"rare": 1.0, "common": 1.0}
     scored: list[int] = []
-    real = pruning._Query.score
+    real = PartQuery.score
 
-    def counting(self: pruning._Query, chosen: np.ndarray) -> object:
+    def counting(self: PartQuery, chosen: np.ndarray) -> object:
         scored.append(len(chosen))
         return real(self, chosen)
 
-    pruning._Query.score = counting  # type: ignore[method-assign,assignment]
+    PartQuery.score = counting  # type: ignore[method-assign,assignment]
     try:
         got = search_bm25(v, query, 3, prune_from=0)
     finally:
-        pruning._Query.score = real  # type: ignore[method-assign]
+        PartQuery.score = real  # type: ignore[method-assign]
     assert got == exhaustive(v, query, 3)
     assert [c.ordinal for c in got] == [5, 1000, 3000] or {c.ordinal for c in got} == {
         5, 1000, 3000}
     assert sum(scored) < seg.size >> 6, f"blocks scored per round: {scored}"
     # The count above stays 0 when pruning gives up (None: the caller scores exhaustively),
     # so check that the pruned path itself answered, with a small part of the 4,096 matches.
-    found = pruning.pruned_matches(v.parts[0], next(gather(v, query)), v.avg_length, K1, B, 3)
+    found = pruning.pruned_matches(
+        PartQuery(v.parts[0], next(gather(v, query)), v.avg_length, K1, B), 3)
     assert found is not None and len(found[0]) < seg.size // 16
 
 
@@ -192,14 +194,14 @@ def test_a_query_of_words_in_every_node_is_read_from_their_impact_orders(
             mask = rng.random(seg.size) >= hidden
             v = view([seg], [mask])
             terms = next(gather(v, query))
-            got = impact_path.impact_matches(v.parts[0], terms, v.avg_length, K1, B, 10)
+            part_query = PartQuery(v.parts[0], terms, v.avg_length, K1, B)
+            got = impact_path.impact_matches(part_query, 10)
             assert got is not None, "the impact orders gave up"
             assert len(got[0]) < seg.size // 16 and max(read) < seg.size // 8, read
             assert search_bm25(v, query, 10, prune_from=0) == exhaustive(v, query, 10)
             want = exhaustive(v, query, 10)
             floor = want[4].score  # five nodes of earlier segments are better than these
-            above = impact_path.impact_matches(v.parts[0], terms, v.avg_length, K1, B, 10,
-                                               floor)
+            above = impact_path.impact_matches(part_query, 10, floor)
             assert above is not None
             assert {c.ordinal for c in want[:5]} <= set(above[0].tolist())
     finally:
