@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from tests.views import view_of
 
 from excerpt.retrieve.dense import QueryEmbedder, dense_matches, search_dense
-from excerpt.retrieve.view import View, ViewPart, rank_matches
-from excerpt.store.base import SnapshotInfo
+from excerpt.retrieve.view import View, rank_matches
 from excerpt.store.segment import Segment, write_segment
 from excerpt.types import Principal
 
@@ -25,16 +25,6 @@ def make_segment(tmp: Path, name: str, ids: list[str], vectors: Sequence[Vec] | 
     write_segment(tmp / name, ids, [["w"] for _ in ids], acl, [() for _ in ids], arr,
                   {"embed_model": model})
     return Segment(tmp / name, name)
-
-
-def view_of(segments: list[Segment], principal: Principal | None = None) -> View:
-    principal = principal or Principal.admin()
-    parts = []
-    for seg in segments:
-        info = SnapshotInfo(seg.snapshot_id, "c", "s", 1, "", "completed", 0, seg.size, 0)
-        mask = seg.visible(principal)
-        parts.append(ViewPart((info,), seg, mask, int(mask.sum()), float(seg.doc_len[mask].sum())))
-    return View(parts)
 
 
 def embedders(queries: dict[str, Vec], calls: list[str] | None = None,

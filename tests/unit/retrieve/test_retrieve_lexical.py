@@ -6,10 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.views import view_of
 
 from excerpt.retrieve.lexical import bm25_scores, idf, search_bm25
-from excerpt.retrieve.view import View, ViewPart
-from excerpt.store.base import SnapshotInfo
 from excerpt.store.segment import Segment, write_segment
 from excerpt.types import Principal
 
@@ -30,16 +29,6 @@ def make_segment(tmp: Path, name: str, docs: list[str], offset: int = 0,
     acl = acl or [() for _ in docs]
     write_segment(tmp / name, ids, tokens, acl, [() for _ in docs], None, {})
     return Segment(tmp / name, name)
-
-
-def view_of(segments: list[Segment], principal: Principal | None = None) -> View:
-    principal = principal or Principal.admin()
-    parts = []
-    for seg in segments:
-        info = SnapshotInfo(seg.snapshot_id, "c", "s", 1, "", "completed", 0, seg.size, 0)
-        mask = seg.visible(principal)
-        parts.append(ViewPart((info,), seg, mask, int(mask.sum()), float(seg.doc_len[mask].sum())))
-    return View(parts)
 
 
 def test_scores_match_bm25s_lucene(tmp_path: Path) -> None:

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.views import masked_view
 
 from excerpt.retrieve import impacts as impact_path
 from excerpt.retrieve import pruning
 from excerpt.retrieve.bounds import PartQuery
 from excerpt.retrieve.lexical import K1, B, bm25_scores, gather, search_bm25
-from excerpt.retrieve.view import Candidate, View, ViewPart
-from excerpt.store.base import SnapshotInfo
+from excerpt.retrieve.view import Candidate, View
 from excerpt.store.segment import Segment, write_segment
 
 
@@ -28,20 +28,6 @@ def segment(folder: Path, name: str, docs: list[list[str]], shift: int = 2,
     write_segment(folder / name, ids, docs, [() for _ in docs], [() for _ in docs], None, {},
                   block_shift=shift, long_postings=long_postings, impact_postings=impacts)
     return Segment(folder / name, name)
-
-
-def view(segments: list[Segment], masks: list[np.ndarray], present: bool = False) -> View:
-    """``present``: the masks are the rows the view has in each segment (a merged segment's
-    other snapshots' rows left out), read whole by the caller, rather than its rights."""
-    parts = []
-    for seg, mask in zip(segments, masks, strict=True):
-        info = SnapshotInfo(seg.snapshot_id, "c", "s", 1, "", "completed", 0, seg.size, 0)
-        visible = int(mask.sum())
-        parts.append(ViewPart((info,), seg, mask, visible,
-                              float(seg.doc_len[mask].sum()) if visible else 0.0,
-                              present=mask if present else None,
-                              rows=visible if present else -1))
-    return View(parts)
 
 
 def exhaustive(v: View, query: dict[str, float], depth: int) -> list[Candidate]:
@@ -94,11 +80,11 @@ def check_pruned_equals_exhaustive(n_docs: int, vocab: int, pieces: int, seed: i
                             impacts[0])
                     for i, (a, z) in enumerate(pairwise(cuts)) if z > a]
             masks = [rng.random(s.size) >= hidden for s in segs]
-            v = view(segs, masks)
+            v = masked_view(segs, masks)
             want = exhaustive(v, query, depth)
             assert search_bm25(v, query, depth, prune_from=0) == want
             assert search_bm25(v, query, depth, prune_from=10**9) == want
-            held = view(segs, masks, present=True)  # the cached weights, masked
+            held = masked_view(segs, masks, present=True)  # the cached weights, masked
             assert all(p.whole for p in held.parts)
             assert search_bm25(held, query, depth, prune_from=10**9) == want
     finally:
@@ -126,7 +112,7 @@ def test_pruning_skips_blocks_and_keeps_the_top(tmp_path: Path) -> None:
     for i in (5, 1000, 3000):
         docs[i] = [*docs[i], "rare", "rare"]
     seg = segment(tmp_path, "s", docs, shift=6, long_postings=16)
-    v = view([seg], [np.ones(seg.size, dtype=bool)])
+    v = masked_view([seg], [np.ones(seg.size, dtype=bool)])
     query = {"rare": 1.0, "common": 1.0}
     scored: list[int] = []
     real = PartQuery.score
@@ -163,7 +149,7 @@ def test_a_segment_without_block_maxima_is_searched_exhaustively(tmp_path: Path)
     (tmp_path / "s" / "meta.json").write_text(json.dumps(meta))
     old = Segment(tmp_path / "s", "s")
     assert old.block_shift is None and old.blocks("a") is None
-    v = view([old], [np.ones(old.size, dtype=bool)])
+    v = masked_view([old], [np.ones(old.size, dtype=bool)])
     assert search_bm25(v, {"a": 1.0, "c": 1.0}, 5, prune_from=0) == exhaustive(
         v, {"a": 1.0, "c": 1.0}, 5)
 
@@ -192,7 +178,7 @@ def test_a_query_of_words_in_every_node_is_read_from_their_impact_orders(
     try:
         for hidden in (0.0, 0.5):
             mask = rng.random(seg.size) >= hidden
-            v = view([seg], [mask])
+            v = masked_view([seg], [mask])
             terms = next(gather(v, query))
             part_query = PartQuery(v.parts[0], terms, v.avg_length, K1, B)
             got = impact_path.impact_matches(part_query, 10)
