@@ -27,7 +27,6 @@ import numpy.typing as npt
 from excerpt.store.segment import Segment
 
 if TYPE_CHECKING:
-    from excerpt.memory.backends import MemoryBackend
     from excerpt.store.ann import AnnConfig
 from excerpt.types import Document, Edge, IngestIssue, Node
 
@@ -310,10 +309,6 @@ class Store(VectorStoreCache, Protocol):
 
     def migrations(self) -> list[str]:
         """Names of the schema migrations applied, in order."""
-        ...
-
-    def memory_backend(self) -> MemoryBackend:
-        """Where this store keeps conversations (excerpt.memory)."""
         ...
 
     def record_trace(self, trace: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,9 +34,6 @@ from excerpt.store.pg_hnsw import HnswConfig, ensure_indexes
 from excerpt.store.pg_where import metadata_test
 from excerpt.store.segment import Segment
 from excerpt.store.sources import SourceRecords
-
-if TYPE_CHECKING:
-    from excerpt.memory.backends import MemoryBackend
 from excerpt.types import Edge, IngestIssue, Node
 
 RUN_LOCK = 7_316_002  # first key of the advisory lock an import run holds: (RUN_LOCK, run_id)
@@ -417,12 +414,6 @@ class PostgresStore(SourceRecords, RecordQueries):
                 (record["kind"], record["dataset"], record["collection"], record["mode"],
                  json.dumps(record["summary"], ensure_ascii=False),
                  json.dumps(record, ensure_ascii=False))).fetchone()[0])
-
-    def memory_backend(self) -> MemoryBackend:
-        """Conversations in this database's tables (migration 002_memory)."""
-        from excerpt.memory.pg_backend import PostgresMemoryBackend
-
-        return PostgresMemoryBackend(self)
 
     def close(self) -> None:
         for run_id in list(self._run_locks):

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -35,9 +35,6 @@ from excerpt.store.maps import OpenMaps
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
 from excerpt.store.sources import SourceRecords
-
-if TYPE_CHECKING:
-    from excerpt.memory.backends import MemoryBackend
 from excerpt.types import Edge, IngestIssue, Node
 
 _T = TypeVar("_T")
@@ -491,13 +488,6 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
 
     def record_trace(self, trace: dict[str, Any]) -> None:
         """Nothing: on one machine the files under log_dir are the traces."""
-
-    def memory_backend(self) -> MemoryBackend:
-        """Conversations in ``<home>/memory.db`` (a file of their own; several writer
-        processes are safe, each write being one ``BEGIN IMMEDIATE`` transaction)."""
-        from excerpt.memory.backends import SQLiteBackend
-
-        return SQLiteBackend.at_home(self.home)
 
     def close(self) -> None:
         with self._all_lock:
