@@ -15,6 +15,7 @@ import pytest
 
 from excerpt.engine import Engine
 from excerpt.errors import NotFoundError, StoreError
+from excerpt.ingest.books.editions import diff_snapshots
 from excerpt.memory import MemoryStore, SQLiteBackend
 from excerpt.memory.beside import backend_beside
 from excerpt.retrieve.access import SegmentAccess
@@ -24,8 +25,9 @@ from excerpt.store.base import InSql, OverSegments, Store
 from excerpt.store.pg_hnsw import HnswConfig
 from excerpt.store.postgres import PostgresStore
 from excerpt.store.sqlite import SQLiteStore
+from excerpt.types import Principal
 
-from .store_roles import RECORDS, StoreRolesTest, beir, release
+from .store_roles import HR, RECORDS, StoreRolesTest, beir, release
 from .view_helpers import open_store
 
 
@@ -66,6 +68,28 @@ def test_both_backends_record_the_same_snapshots(shared_data: Callable[..., Path
     assert seen[0] == seen[1]
     assert len(seen[0]["snapshots"]) == 2 and seen[0]["runs"][0][3] == "completed"
     assert seen[0][seen[0]["latest"][0]]["triples"]  # there were edges to compare
+
+
+def test_an_edition_compare_reads_both_stores_alike(pg_url: str, tmp_path: Path) -> None:
+    """It reads what the caller may see through NodeReads.visible_rows, not a segment (which
+    PostgreSQL does not keep): a hidden node is no change on either store."""
+    before = {"n1": {"text": "the lunch menu"}, "n2": {"text": "old budget", "acl_tags": ["hr"]},
+              "n3": {"text": "the canteen hours"}}
+    after = {"n1": {"text": "the  lunch menu"}, "n2": {"text": "new budget", "acl_tags": ["hr"]},
+             "n4": {"text": "a new notice"}}
+    seen = []
+    for kind, where in (("sqlite", str(tmp_path / "home")), ("postgres", pg_url)):
+        engine = Engine(tmp_path / f"{kind}-home", store=open_store(kind, where, tmp_path))
+        ids = [beir(engine, tmp_path / kind / str(i), "s", records)
+               for i, records in enumerate((before, after))]
+        seen.append([diff_snapshots(engine.store, *ids, who).to_json()
+                     for who in (Principal(), HR)])
+        engine.close()
+    assert seen[0] == seen[1]
+    anonymous, hr = seen[0]
+    assert (anonymous["added"], anonymous["removed"], anonymous["changed"]) == (
+        ["n4"], ["n3"], [])
+    assert anonymous["reformatted"] == ["n1"] and hr["changed"] == ["n2"]
 
 
 class TestSQLiteStore(StoreRolesTest):
