@@ -11,7 +11,7 @@ A node is matched by its id (ids come from the source: ``교원인사규정 제1
 * per document (a regulation, for a regulation book): its added, removed, changed and
   reformatted node ids, and whether the document itself was added or removed.
 
-Only the store's public reads are used (``snapshot``, ``segment(...).ids``,
+Only the store's public reads are used (``snapshot``, ``visible_rows``,
 ``nodes_by_ordinal``), in batches, keeping one digest per node rather than the texts.
 """
 
