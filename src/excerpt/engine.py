@@ -113,8 +113,10 @@ class Engine:
         return self._store
 
     def memory_backend(self) -> MemoryBackend:
-        """Where conversations are kept: beside the store (its own choice)."""
-        return self.store.memory_backend()
+        """Where conversations are kept: beside the store (memory/beside.py chooses)."""
+        from excerpt.memory.beside import backend_beside
+
+        return backend_beside(self.store)
 
     @property
     def access(self) -> Access:

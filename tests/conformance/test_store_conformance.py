@@ -1,66 +1,34 @@
-"""The store protocol's conformance suite: the same tests against every backend, the embedded
-store (SQLite + segments) and PostgreSQL + pgvector on a real server, and the two must agree
-on the same data (ids, order, fields).
-
-So far the suite covers the system of record: import runs and their atomicity, abandoned runs,
-snapshots and the latest-per-source view, sets, nodes, edges, metadata lookups, the vector
-cache, and clear errors. Search, graph and context through PostgreSQL join it with the SQL
-retrieval path (issue 8, in progress).
+"""The store protocol's conformance suite: every role's tests (store_roles.py) against each
+backend, the embedded store (SQLite + segments) and PostgreSQL + pgvector on a real server,
+each backend's own role besides (segments; ranking in SQL), and the two must agree on the
+same data (ids, order, fields). Retrieval through each backend's ``Access`` is compared in
+test_access_congruence.py and test_retrieval_conformance.py.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from excerpt.engine import Engine
-from excerpt.errors import CorpusError, InputError, NotFoundError, StoreError
-from excerpt.store.base import Store
+from excerpt.errors import NotFoundError, StoreError
+from excerpt.ingest.books.editions import diff_snapshots
+from excerpt.memory import MemoryStore, SQLiteBackend
+from excerpt.memory.beside import backend_beside
+from excerpt.retrieve.access import SegmentAccess
+from excerpt.retrieve.backends import access_for
+from excerpt.settings import Settings
+from excerpt.store.base import InSql, OverSegments, Store
+from excerpt.store.pg_hnsw import HnswConfig
+from excerpt.store.postgres import PostgresStore
+from excerpt.store.sqlite import SQLiteStore
+from excerpt.types import Principal
 
-BACKENDS = ["sqlite", "postgres"]
-OPEN = {
-    "sqlite": "from excerpt.store.sqlite import SQLiteStore; store = SQLiteStore(Path(where))",
-    "postgres": "from excerpt.store.postgres import PostgresStore; "
-                "store = PostgresStore(where, Path(scratch))",
-}
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """(kind, where): a home folder for sqlite, a fresh database URL for postgres."""
-    if request.param == "postgres":
-        yield "postgres", request.getfixturevalue("pg_url")
-    else:
-        yield "sqlite", str(tmp_path / "home")
-
-
-def open_store(kind: str, where: str, scratch: Path) -> Store:
-    if kind == "postgres":
-        from excerpt.store.postgres import PostgresStore
-
-        return PostgresStore(where, scratch)
-    from excerpt.store.sqlite import SQLiteStore
-
-    return SQLiteStore(Path(where))
-
-
-@pytest.fixture
-def engine(backend: tuple[str, str], tmp_path: Path) -> Iterator[Engine]:
-    kind, where = backend
-    engine = Engine(tmp_path / "engine-home", store=open_store(kind, where, tmp_path))
-    yield engine
-    engine.close()
-
-
-def release(shared_data: Callable[..., Path], version: str = "1.0") -> Path:
-    return shared_data("fake_enterprise", f"Release_FAKE_ENTERPRISE_{version}.zip")
+from .store_roles import HR, RECORDS, StoreRolesTest, beir, release
+from .view_helpers import open_store
 
 
 def describe(store: Store, collection: str) -> dict[str, Any]:
@@ -102,126 +70,88 @@ def test_both_backends_record_the_same_snapshots(shared_data: Callable[..., Path
     assert seen[0][seen[0]["latest"][0]]["triples"]  # there were edges to compare
 
 
-def test_a_failed_import_leaves_nothing_visible(engine: Engine, tmp_path: Path) -> None:
-    broken = tmp_path / "Release_BROKEN.zip"
-    with zipfile.ZipFile(broken, "w") as archive:
-        archive.writestr("Release_BROKEN/repo_meta.json", "{not json")
-    with pytest.raises(CorpusError):
-        engine.ingest(broken, collection="code", embedder="none")
-    [run] = engine.store.runs("code")
-    assert run.status == "failed" and run.snapshot_id is None and "repo_meta" in run.message
-    assert engine.store.snapshots("code") == []
-    assert not engine.store.staging_dir(run.run_id).exists()
+def test_an_edition_compare_reads_both_stores_alike(pg_url: str, tmp_path: Path) -> None:
+    """It reads what the caller may see through NodeReads.visible_rows, not a segment (which
+    PostgreSQL does not keep): a hidden node is no change on either store."""
+    before = {"n1": {"text": "the lunch menu"}, "n2": {"text": "old budget", "acl_tags": ["hr"]},
+              "n3": {"text": "the canteen hours"}}
+    after = {"n1": {"text": "the  lunch menu"}, "n2": {"text": "new budget", "acl_tags": ["hr"]},
+             "n4": {"text": "a new notice"}}
+    seen = []
+    for kind, where in (("sqlite", str(tmp_path / "home")), ("postgres", pg_url)):
+        engine = Engine(tmp_path / f"{kind}-home", store=open_store(kind, where, tmp_path))
+        ids = [beir(engine, tmp_path / kind / str(i), "s", records)
+               for i, records in enumerate((before, after))]
+        seen.append([diff_snapshots(engine.store, *ids, who).to_json()
+                     for who in (Principal(), HR)])
+        engine.close()
+    assert seen[0] == seen[1]
+    anonymous, hr = seen[0]
+    assert (anonymous["added"], anonymous["removed"], anonymous["changed"]) == (
+        ["n4"], ["n3"], [])
+    assert anonymous["reformatted"] == ["n1"] and hr["changed"] == ["n2"]
 
 
-def test_a_run_whose_process_died_is_abandoned(backend: tuple[str, str],
-                                               tmp_path: Path) -> None:
-    kind, where = backend
-    script = (f"import os; from pathlib import Path; where, scratch = {where!r}, "
-              f"{str(tmp_path)!r}; {OPEN[kind]}; "
-              "print(store.begin_run('c', 'src', 'text'), flush=True); os._exit(0)")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, check=True)
-    run_id = int(done.stdout)
-    store = open_store(kind, where, tmp_path)  # opening recovers
-    try:
-        run = store.run(run_id)
-        assert run.status == "abandoned" and "died" in (run.message or "")
-        assert store.snapshots("c") == []
-    finally:
-        store.close()
+class TestSQLiteStore(StoreRolesTest):
+    """Every role on the embedded store, and its own: segments the engine ranks over."""
+
+    KIND = "sqlite"
+
+    def test_it_ranks_over_its_segments(self, engine: Engine, tmp_path: Path) -> None:
+        sid = beir(engine, tmp_path, "s", RECORDS)
+        store = engine.store
+        assert isinstance(store, SQLiteStore)
+        ranking = store.ranking
+        assert isinstance(ranking, OverSegments) and ranking.store is store
+        assert isinstance(access_for(store, Settings()), SegmentAccess)
+        [segment] = store.segments([sid])
+        assert segment is store.segment(sid) and list(segment.ids) == ["n1", "n2", "n3", "n4"]
+        assert store.segment_generation == 0  # nothing merged yet
+        with pytest.raises(NotFoundError):
+            store.segment("nope")
+
+    def test_conversations_are_kept_beside_it(self, store: Store, location: str) -> None:
+        backend = backend_beside(store)
+        assert isinstance(backend, SQLiteBackend)
+        assert backend.path == Path(location) / "memory.db"
+        backend.close()
 
 
-def test_a_running_import_is_not_abandoned_by_another_opener(backend: tuple[str, str],
-                                                            tmp_path: Path) -> None:
-    kind, where = backend
-    first = open_store(kind, where, tmp_path)
-    run_id = first.begin_run("c", "src", "text")
-    second = open_store(kind, where, tmp_path)
-    try:
-        assert second.run(run_id).status == "running"
-    finally:
-        second.close()
-        first.fail_run(run_id, "stopped by the test", [], 0.0)
-        assert first.run(run_id).status == "failed"
-        first.close()
+class TestPostgresStore(StoreRolesTest):
+    """Every role on PostgreSQL, which ranks in SQL and so keeps no segment files."""
 
+    KIND = "postgres"
 
-def test_sets_and_their_errors(engine: Engine, shared_data: Callable[..., Path],
-                               tmp_path: Path) -> None:
-    a = engine.ingest(release(shared_data), collection="code", embedder="none")
-    (tmp_path / "note.txt").write_text("A note in another collection.", "utf-8")
-    engine.ingest(tmp_path / "note.txt", collection="other", embedder="none")
-    store = engine.store
-    store.create_set("code", "one", [a.snapshot_id])
-    b = engine.ingest(release(shared_data, "1.1"), collection="code", embedder="none")
-    store.create_set("code", "one", [b.snapshot_id, a.snapshot_id, b.snapshot_id])
-    assert store.snapshot_set("code", "one") == [b.snapshot_id, a.snapshot_id]  # replaced
-    with pytest.raises(NotFoundError):
-        store.snapshot_set("code", "two")
-    with pytest.raises(InputError, match="belongs to collection"):
-        store.create_set("other", "x", [a.snapshot_id])
-    with pytest.raises(NotFoundError):
-        store.snapshot("nope")
+    def test_it_ranks_in_sql(self, store: Store, location: str, tmp_path: Path) -> None:
+        assert isinstance(store, PostgresStore)
+        ranking = store.ranking
+        assert isinstance(ranking, InSql) and ranking.hnsw is None  # exact by default
+        assert ranking.rows("SELECT 1", ()) == [(1,)]
+        assert not hasattr(store, "segment") and not hasattr(store, "segments")
+        walked = PostgresStore(location, tmp_path, dense_index=HnswConfig())
+        try:
+            assert walked.ranking.hnsw is walked
+        finally:
+            walked.close()
 
+    def test_traces_are_kept_in_its_tables(self, store: Store) -> None:
+        assert isinstance(store, PostgresStore)
+        store.record_trace({"kind": "search", "stages": []})
+        assert store.traces(1) == [{"kind": "search", "stages": []}]
 
-def test_the_vector_cache_round_trips(backend: tuple[str, str], tmp_path: Path) -> None:
-    store = open_store(*backend, tmp_path)
-    try:
-        vectors = {"h1": np.arange(4, dtype=np.float32), "h2": np.ones(4, dtype=np.float32)}
-        store.put_many("m", vectors)
-        store.put_many("m", {"h1": np.zeros(4, dtype=np.float32)})  # first write wins
-        got = store.get_many("m", ["h1", "h2", "h3", "h1"])
-        assert sorted(got) == ["h1", "h2"]
-        assert np.array_equal(got["h1"], vectors["h1"]) and store.get_many("other", ["h1"]) == {}
-    finally:
-        store.close()
+    def test_conversations_are_kept_beside_it(self, store: Store) -> None:
+        memory = MemoryStore(backend_beside(store), embedder=None)
+        memory.add("trip", "user", 1, "Find me a hotel in Busan.")
+        assert [u.text for u in MemoryStore(backend_beside(store), embedder=None).read("trip")
+                ] == ["Find me a hotel in Busan."]
 
 
 def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
-    from excerpt.store.postgres import PostgresStore
-
     with pytest.raises(StoreError, match=r"cannot reach PostgreSQL .*excerpt pg start") as err:
         PostgresStore("postgresql://postgres:secret@127.0.0.1:1/excerpt", tmp_path)
     assert "secret" not in str(err.value)  # no password in messages
 
 
-def test_a_nul_character_is_refused_alike(engine: Engine, tmp_path: Path) -> None:
-    """PostgreSQL cannot store U+0000 in text: every store refuses it before anything is
-    written, naming the file and the node, and the import leaves nothing visible."""
-    corpus = tmp_path / "beir"
-    corpus.mkdir()
-    (corpus / "corpus.jsonl").write_text(
-        '{"_id": "d1", "title": "ok", "text": "a clean record"}\n'
-        '{"_id": "d2", "title": "bad", "text": "a NUL \\u0000 inside"}\n', "utf-8")
-    with pytest.raises(CorpusError, match=r"node 'd2' contains a NUL character"):
-        engine.ingest(corpus, collection="nul", fmt="beir", embedder="none")
-    assert engine.store.snapshots("nul") == []
-    assert engine.store.runs("nul")[0].status == "failed"
-
-
-def test_evaluation_runs_are_kept_alike(backend: tuple[str, str], tmp_path: Path) -> None:
-    store = open_store(*backend, tmp_path)
-    try:
-        record = {"kind": "beir", "dataset": "/data/scifact", "split": "test",
-                  "collection": "c", "mode": "bm25", "summary": {"ndcg@10": 0.5, "queries": 1},
-                  "principal": {"acl_tags_any": ["hr"], "classification_labels_all": []},
-                  "settings": {"k": 100, "fusion": "blend"}, "version": "0.1.0",
-                  "git_commit": None, "stage_latency_ms": {"bm25": {"p50": 1.0}},
-                  "items": [{"id": "q1", "query": "장학금 ☕", "ndcg@10": 0.5, "ranking": ["d1"]}]}
-        first = store.save_eval_run(record)
-        second = store.save_eval_run({**record, "mode": "hybrid"})
-        headers = store.eval_runs()
-        assert [(h["id"], h["mode"], h["summary"], h["principal"]) for h in headers] == [
-            (first, "bm25", record["summary"], record["principal"]),
-            (second, "hybrid", record["summary"], record["principal"])]
-        legacy = store.save_eval_run({k: v for k, v in record.items() if k != "principal"})
-        assert store.eval_runs()[-1]["principal"] == {"all_access": True}  # as runs then did
-        assert store.eval_run(legacy)["principal"] == {"all_access": True}
-        kept = store.eval_run(first)
-        assert {k: v for k, v in kept.items() if k not in ("id", "created_at")} == record
-        assert list(kept["summary"]) == ["ndcg@10", "queries"]  # key order kept
-        with pytest.raises(NotFoundError, match="no evaluation run"):
-            store.eval_run(second + 100)
-    finally:
-        store.close()
+def test_no_memory_is_guessed_for_a_store_of_another_kind() -> None:
+    with pytest.raises(StoreError, match="no conversation memory is kept beside a object"):
+        backend_beside(object())  # type: ignore[arg-type]

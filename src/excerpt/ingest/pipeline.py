@@ -35,7 +35,7 @@ from excerpt.ingest._common import require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.settings import Settings
 from excerpt.store.ann import AnnConfig
-from excerpt.store.base import SnapshotInfo, SnapshotPayload, Store
+from excerpt.store.base import OverSegments, SnapshotInfo, SnapshotPayload, Store
 from excerpt.store.segment import write_segment
 from excerpt.types import IngestIssue, Node
 
@@ -230,7 +230,7 @@ class Importer:
         staging = self.store.staging_dir(run_id)
         ann = AnnConfig.from_settings(self.settings)
         indexing = (vectors is not None and ann.min_nodes > 0 and len(vectors) >= ann.min_nodes
-                    and not self.store.ranks_in_sql)  # PostgreSQL ranks in SQL, not here
+                    and isinstance(self.store.ranking, OverSegments))  # the engine ranks over it
         if indexing:
             progress("index", 0, 1)  # k-means cells: about a minute at a million nodes
         write_segment(

@@ -15,6 +15,7 @@ from typing import Any
 
 from excerpt.memory.backends import ConversationWrite
 from excerpt.memory.model import ConversationConfig, ConversationState, Utterance
+from excerpt.store.postgres import PostgresStore
 
 # First key of the advisory lock a memory write holds: (MEMORY_LOCK, hashtext(conversation)).
 # Two names with one hash only wait for each other.
@@ -25,8 +26,8 @@ class PostgresMemoryBackend:
     """Conversations on a PostgreSQL store's pooled connections; each commit is one
     transaction, durable when it returns."""
 
-    def __init__(self, store: Any) -> None:
-        self._store = store  # a PostgresStore: its pool, its migrations, its error mapping
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store  # its pool, its migrations, its error mapping
 
     def state(self, conversation: str) -> ConversationState | None:
         with self._store.transaction() as conn:

@@ -24,7 +24,7 @@ from excerpt.retrieve.multihop import MultiHopResult, multi_hop
 from excerpt.retrieve.view import Candidate, Layout, View, ViewPart, build_view, lay_out
 from excerpt.settings import Settings
 from excerpt.store.ann import AnnConfig
-from excerpt.store.base import SnapshotInfo, Store, ViewKey, view_key
+from excerpt.store.base import SegmentedStore, SnapshotInfo, ViewKey, view_key
 from excerpt.types import Edge, IdfWeights, Node, Principal
 
 SHADOW_VIEWS = 64
@@ -162,7 +162,7 @@ class SegmentAccess:
         costs more than it saves."""
         return any(walks_index(p, self.ann) for p in view.parts)
 
-    def __init__(self, store: Store, ann: AnnConfig) -> None:
+    def __init__(self, store: SegmentedStore, ann: AnnConfig) -> None:
         self.store = store
         self.ann = ann  # how IVF indexes are probed
         self._graphs: dict[str, dict[str, list[Edge]]] = {}

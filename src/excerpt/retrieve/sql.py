@@ -24,15 +24,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from excerpt.graph.expand import NodeStatus
 from excerpt.retrieve.view import Candidate
-from excerpt.store.base import SnapshotInfo
-from excerpt.store.pg_hnsw import HnswConfig
+from excerpt.store.base import HnswSearch, Rows, SnapshotInfo
 from excerpt.store.pg_where import metadata_test
 from excerpt.store.postgres import PostgresStore, vector_text
 from excerpt.types import Edge, Node, Principal
@@ -123,21 +122,6 @@ class SqlView:
             (scope, scope_args), (narrow, narrow_args) = self.scope(), self.narrowing()
             self._where = f"{scope} AND {narrow}", [*scope_args, *narrow_args]
         return self._where
-
-
-Rows = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
-"""Runs one query and returns its rows (the store's pooled connection)."""
-
-
-class HnswSearch(Protocol):
-    """What an index walk needs: the index's settings and a query run after ``SET LOCAL``s
-    (PostgresStore)."""
-
-    @property
-    def dense_index(self) -> HnswConfig | None: ...
-
-    def query_with(self, settings: Sequence[str], sql: str,
-                   args: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
 
 def sql_clashes(rows: Rows, snapshot_ids: Sequence[str]) -> bool:

@@ -24,7 +24,7 @@ from excerpt.retrieve.access import (
 from excerpt.retrieve.multihop import MultiHopResult
 from excerpt.retrieve.view import Candidate
 from excerpt.settings import Settings
-from excerpt.store.base import SnapshotInfo, ViewKey
+from excerpt.store.base import HnswSearch, Rows, SnapshotInfo, ViewKey
 from excerpt.types import IdfWeights, Node, Principal
 
 
@@ -34,7 +34,7 @@ class SqlAccess:
     def concurrent_legs(self, view: sql.SqlView) -> bool:
         return True  # two queries on two pooled connections
 
-    def __init__(self, rows: sql.Rows, hnsw: sql.HnswSearch | None = None) -> None:
+    def __init__(self, rows: Rows, hnsw: HnswSearch | None = None) -> None:
         self.rows = rows
         self.hnsw = hnsw  # the store, when semantic search walks its HNSW index
         self._clashes: dict[ViewKey, bool] = {}

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from excerpt.store.base import SharedList, SnapshotInfo, Store
+from excerpt.store.base import SegmentedStore, SharedList, SnapshotInfo
 from excerpt.store.segment import BoolArray, Segment
 from excerpt.types import Principal
 
@@ -219,7 +219,7 @@ class Layout:
         return found
 
 
-def lay_out(store: Store, snapshots: Sequence[SnapshotInfo]) -> Layout:
+def lay_out(store: SegmentedStore, snapshots: Sequence[SnapshotInfo]) -> Layout:
     """The view's snapshots grouped by the segment that holds them (a segment written by one
     import holds one; a merged segment many), each group with the rows present: the view's
     snapshots' rows, shadowed copies out (:func:`shadowed`)."""
@@ -256,7 +256,7 @@ def _present(seg: Segment, infos: Sequence[SnapshotInfo], firsts: Sequence[int],
 
 
 def build_view(
-    store: Store,
+    store: SegmentedStore,
     snapshots: Sequence[SnapshotInfo],
     principal: Principal,
     metadata: Mapping[str, Any],
@@ -279,7 +279,7 @@ def build_view(
     return View(parts, snapshots, layout.seen(principal, parts))
 
 
-def _metadata_rows(store: Store, seg: Segment, key: str, value: Any) -> list[int]:
+def _metadata_rows(store: SegmentedStore, seg: Segment, key: str, value: Any) -> list[int]:
     """Rows of ``seg`` (any of its snapshots) whose metadata ``key`` is ``value``."""
     return [first + o for sid, first, _ in seg.members
             for o in store.metadata_ordinals(sid, key, value)]
@@ -291,7 +291,7 @@ def mask_stats(seg: Segment, mask: BoolArray) -> tuple[int, float]:
     return visible, float(seg.doc_len[mask].sum()) if visible else 0.0
 
 
-def shadowed(store: Store, snapshots: Sequence[SnapshotInfo],
+def shadowed(store: SegmentedStore, snapshots: Sequence[SnapshotInfo],
              segments: Sequence[Segment] | None = None) -> Shadows:
     """Ids are unique within a view: where several snapshots hold one id, the one imported
     last (highest run) holds it and the others' copies are shadowed, whoever reads. It does

@@ -1,10 +1,18 @@
 """The store interface: what the engine needs from a system of record.
 
-The embedded backend (`SQLiteStore`, SQLite + memory-mapped numpy segments) implements it today;
-a PostgreSQL + pgvector backend implements the same protocol later (tables map one to one; a
-segment becomes rows of postings and a `vector` column).  Every read takes the principal-free
-ids of snapshots; security is applied by the retrieval layer on the segments' masks and, for
-node fetches, by `Store.nodes` callers through `Principal.can_see`.
+Two backends implement it: the embedded store (`SQLiteStore`, SQLite + memory-mapped numpy
+segments) and PostgreSQL + pgvector (`PostgresStore`: the same tables, a segment's postings
+and vectors as rows). :class:`Store` is the union of small roles, so a caller that needs one
+says so in its annotation: :class:`ImportRuns` (writing), :class:`SnapshotRecords` (the
+catalogue), :class:`NodeReads`, :class:`VectorStoreCache` and :class:`EvalRecords`. The
+embedded store plays one more, :class:`Segments`, which a store ranking in SQL has no use
+for; each store says how its views are ranked (:data:`Ranking`), and the retrieval layer
+hands out the matching ``Access`` from that (retrieve/backends.py). Conversations are not a
+store's: excerpt.memory chooses where they live beside it (memory/beside.py).
+
+Every read takes the principal-free ids of snapshots; security is applied by the retrieval
+layer on the segments' masks or in SQL and, for node fetches, by their callers through
+`Principal.can_see`.
 
 Lifecycle of an import run (atomic ingestion, HOUSE.md):
     begin_run -> (build outside the store) -> publish (one transaction: snapshot, nodes, edges,
@@ -25,11 +33,11 @@ import numpy as np
 import numpy.typing as npt
 
 from excerpt.store.segment import Segment
+from excerpt.types import Document, Edge, IngestIssue, Node, Principal
 
 if TYPE_CHECKING:
-    from excerpt.memory.backends import MemoryBackend
     from excerpt.store.ann import AnnConfig
-from excerpt.types import Document, Edge, IngestIssue, Node
+    from excerpt.store.pg_hnsw import HnswConfig
 
 
 @dataclass(frozen=True)
@@ -177,7 +185,7 @@ def eval_header(columns: Sequence[Any], summary: Mapping[str, Any],
             "principal": dict(principal or RAN_WITH_ALL_ACCESS), "summary": dict(summary)}
 
 
-def set_members(store: Store, collection: str, name: str,
+def set_members(store: SnapshotRecords, collection: str, name: str,
                 snapshot_ids: Sequence[str]) -> list[str]:
     """The members a new set ``name`` may have: ``snapshot_ids`` once each, in order, every one
     an existing snapshot of ``collection`` (InputError / NotFoundError otherwise)."""
@@ -195,17 +203,12 @@ def set_members(store: Store, collection: str, name: str,
     return list(dict.fromkeys(snapshot_ids))
 
 
-class VectorStoreCache(Protocol):
-    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]: ...
-
-    def put_many(self, model: str, items: Mapping[str, npt.NDArray[np.float32]]) -> None: ...
+# -- the store's roles: a caller that needs one annotates with it ------------------------------
 
 
-class Store(VectorStoreCache, Protocol):
-    """The system of record. Methods raise `excerpt.errors` types, never backend exceptions."""
-
-    ranks_in_sql: bool
-    """True when the store ranks in its database (retrieve/sql.py) instead of over segments."""
+class ImportRuns(Protocol):
+    """What writes a collection: an import run's lifecycle (module docstring), the lock that
+    makes a collection's syncs take turns, and merging what runs wrote."""
 
     def begin_run(self, collection: str, source: str, fmt: str) -> int: ...
 
@@ -220,6 +223,26 @@ class Store(VectorStoreCache, Protocol):
     def run(self, run_id: int) -> RunInfo: ...
 
     def runs(self, collection: str | None = None) -> list[RunInfo]: ...
+
+    def sync_lock(self, collection: str, wait: bool,
+                  on_wait: Callable[[str], None] | None = None
+                  ) -> AbstractContextManager[None]:
+        """Held by a sync of ``collection`` for its whole pass (store/locks.py): a second one
+        waits (``on_wait`` told whom for) or, with ``wait`` false, raises BusyError."""
+        ...
+
+    def merge(self, collection: str, ann: AnnConfig | None = None,
+              progress: Callable[[str, int, int], None] | None = None,
+              factor: int = 10, tidy: bool = True) -> int:
+        """Merge ``collection``'s small segments (store/compaction.py; ``tidy``: the small
+        ones a pass leaves too); the merges run (0 for a store that keeps rows, not
+        segments)."""
+        ...
+
+
+class SnapshotRecords(Protocol):
+    """The catalogue: collections, snapshots, the latest view of live sources, sets, and the
+    schema's migrations."""
 
     def collections(self) -> list[str]: ...
 
@@ -244,26 +267,6 @@ class Store(VectorStoreCache, Protocol):
         """The retired sources of ``collection``, sorted."""
         ...
 
-    @property
-    def segment_generation(self) -> int:
-        """Moves whenever a merge moves snapshots' rows to another segment (0: never merges)."""
-        ...
-
-    def merge(self, collection: str, ann: AnnConfig | None = None,
-              progress: Callable[[str, int, int], None] | None = None,
-              factor: int = 10, tidy: bool = True) -> int:
-        """Merge ``collection``'s small segments (store/compaction.py; ``tidy``: the small
-        ones a pass leaves too); the merges run (0 for a store that keeps rows, not
-        segments)."""
-        ...
-
-    def sync_lock(self, collection: str, wait: bool,
-                  on_wait: Callable[[str], None] | None = None
-                  ) -> AbstractContextManager[None]:
-        """Held by a sync of ``collection`` for its whole pass (store/locks.py): a second one
-        waits (``on_wait`` told whom for) or, with ``wait`` false, raises BusyError."""
-        ...
-
     def create_set(self, collection: str, name: str, snapshot_ids: Sequence[str]) -> None: ...
 
     def delete_snapshots(self, collection: str, snapshot_ids: Sequence[str],
@@ -276,12 +279,14 @@ class Store(VectorStoreCache, Protocol):
 
     def snapshot_sets(self, collection: str | None = None) -> dict[str, list[str]]: ...
 
-    def segment(self, snapshot_id: str) -> Segment: ...
-
-    def segments(self, snapshot_ids: Sequence[str]) -> list[Segment]:
-        """:meth:`segment` of each of ``snapshot_ids``, looked up together (a view of 10,000
-        synced files asks for 10,000)."""
+    def migrations(self) -> list[str]:
+        """Names of the schema migrations applied, in order."""
         ...
+
+
+class NodeReads(Protocol):
+    """A snapshot's nodes and edges as stored, by ordinal (its node order) or id; none of these
+    applies rights: their callers do (``Principal.can_see``, :meth:`visible_rows`)."""
 
     def nodes_by_ordinal(self, snapshot_id: str, ordinals: Sequence[int]) -> list[Node]: ...
 
@@ -293,6 +298,11 @@ class Store(VectorStoreCache, Protocol):
     def nodes_by_id(self, snapshot_id: str, ids: Sequence[str]) -> list[Node]: ...
 
     def metadata_ordinals(self, snapshot_id: str, key: str, value: Any) -> list[int]: ...
+
+    def visible_rows(self, snapshot_id: str, principal: Principal) -> npt.NDArray[np.bool_]:
+        """What ``principal`` may see of the snapshot's nodes, in ordinal order: for a caller
+        that reads a whole snapshot (an edition compare), on either store."""
+        ...
 
     def edges(self, snapshot_id: str) -> list[Edge]: ...
 
@@ -308,13 +318,17 @@ class Store(VectorStoreCache, Protocol):
         """(from_id, relation, to_id) of every edge, sorted; what graph expansion reads."""
         ...
 
-    def migrations(self) -> list[str]:
-        """Names of the schema migrations applied, in order."""
-        ...
 
-    def memory_backend(self) -> MemoryBackend:
-        """Where this store keeps conversations (excerpt.memory)."""
-        ...
+class VectorStoreCache(Protocol):
+    """Embeddings kept by (model, text hash), so a re-import embeds only new text."""
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]: ...
+
+    def put_many(self, model: str, items: Mapping[str, npt.NDArray[np.float32]]) -> None: ...
+
+
+class EvalRecords(Protocol):
+    """Evaluation runs and pipeline traces, kept where the store keeps records."""
 
     def record_trace(self, trace: dict[str, Any]) -> None:
         """Keep a pipeline trace where the store keeps them, if it does (the files under
@@ -332,6 +346,75 @@ class Store(VectorStoreCache, Protocol):
 
     def eval_run(self, run_id: int) -> dict[str, Any]:
         """One stored run, whole (NotFoundError when there is none)."""
+        ...
+
+
+class Segments(Protocol):
+    """The embedded store's own role: rows kept in segment files the engine ranks over. A
+    store that ranks in its database has none, so this is not part of :class:`Store`."""
+
+    @property
+    def segment_generation(self) -> int:
+        """Moves whenever a merge moves snapshots' rows to another segment."""
+        ...
+
+    def segment(self, snapshot_id: str) -> Segment: ...
+
+    def segments(self, snapshot_ids: Sequence[str]) -> list[Segment]:
+        """:meth:`segment` of each of ``snapshot_ids``, looked up together (a view of 10,000
+        synced files asks for 10,000)."""
+        ...
+
+
+class SegmentedStore(NodeReads, Segments, Protocol):
+    """What ranking over segments reads (retrieve/access.py ``SegmentAccess``): the segments,
+    and the nodes, edges and metadata they do not hold."""
+
+
+Rows = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
+"""Runs one query and returns its rows (a PostgreSQL store's pooled connection)."""
+
+
+class HnswSearch(Protocol):
+    """What an index walk needs: the index's settings and a query run after ``SET LOCAL``s
+    (PostgresStore)."""
+
+    @property
+    def dense_index(self) -> HnswConfig | None: ...
+
+    def query_with(self, settings: Sequence[str], sql: str,
+                   args: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+
+@dataclass(frozen=True)
+class OverSegments:
+    """The engine ranks over ``store``'s memory-mapped segments (numpy, faiss)."""
+
+    store: SegmentedStore
+
+
+@dataclass(frozen=True)
+class InSql:
+    """The database ranks (retrieve/sql.py): ``rows`` runs its queries; ``hnsw``, when set,
+    is what semantic search walks instead of scanning every vector."""
+
+    rows: Rows
+    hnsw: HnswSearch | None = None
+
+
+Ranking = OverSegments | InSql
+"""How a store's views are ranked, with what that ranking reads: retrieve/backends.py hands
+out the matching ``Access`` by this type (every case handled), so the store never imports the
+retrieval code and the retrieval code needs no flag or attribute probe."""
+
+
+class Store(ImportRuns, SnapshotRecords, NodeReads, VectorStoreCache, EvalRecords, Protocol):
+    """The system of record: every role a store plays (a caller that needs one annotates with
+    it). Methods raise `excerpt.errors` types, never backend exceptions."""
+
+    @property
+    def ranking(self) -> Ranking:
+        """How this store's views are ranked (:data:`Ranking`)."""
         ...
 
     def close(self) -> None: ...

@@ -1,5 +1,6 @@
 """The PostgreSQL + pgvector backend of the store protocol (store/base.py), for when one
-machine's embedded store is not enough.
+machine's embedded store is not enough. It plays every role of ``Store`` and ranks in SQL
+(``ranking``: retrieve/sql.py), so it keeps no segment files and has no ``Segments`` role.
 
     store = PostgresStore("postgresql://user@host:5432/excerpt", scratch=Path(".excerpt"))
 
@@ -19,7 +20,7 @@ import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,17 +28,14 @@ import numpy.typing as npt
 from excerpt.errors import BusyError, DependencyError, InputError, StoreError
 from excerpt.store._records import RecordQueries
 from excerpt.store.ann import AnnConfig
-from excerpt.store.base import SnapshotInfo, SnapshotPayload, set_members
+from excerpt.store.base import InSql, SnapshotInfo, SnapshotPayload, set_members
 from excerpt.store.deletion import delete_statements
 from excerpt.store.locks import lock_key
 from excerpt.store.pg_hnsw import HnswConfig, ensure_indexes
 from excerpt.store.pg_where import metadata_test
 from excerpt.store.segment import Segment
 from excerpt.store.sources import SourceRecords
-
-if TYPE_CHECKING:
-    from excerpt.memory.backends import MemoryBackend
-from excerpt.types import Edge, IngestIssue, Node
+from excerpt.types import Edge, IngestIssue, Node, Principal
 
 RUN_LOCK = 7_316_002  # first key of the advisory lock an import run holds: (RUN_LOCK, run_id)
 SYNC_LOCK = 7_316_003  # first key of a sync's lock on its collection: (SYNC_LOCK, digest)
@@ -117,7 +115,12 @@ class PostgresStore(SourceRecords, RecordQueries):
             raise StoreError(f"the server at {_safe(self.url)} has no pgvector extension: "
                              "install pgvector 0.8 there (CREATE EXTENSION vector)")
 
-    ranks_in_sql = True  # the engine ranks with retrieve/sql.py, not over segments
+    @property
+    def ranking(self) -> InSql:
+        """PostgreSQL ranks (retrieve/sql.py), on this store's pooled connections, walking
+        the HNSW index when ``dense_index`` is set."""
+        return InSql(self.query, self if self.dense_index is not None else None)
+
     RUN_COLUMNS = RecordQueries.RUN_COLUMNS.replace(
         "started_at, finished_at", f"{_iso('started_at')}, {_iso('finished_at')}")
     SNAPSHOT_COLUMNS = RecordQueries.SNAPSHOT_COLUMNS.replace("created_at", _iso("created_at"))
@@ -186,8 +189,6 @@ class PostgresStore(SourceRecords, RecordQueries):
 
     def staging_dir(self, run_id: int) -> Path:
         return self.scratch / "pg-staging" / f"run-{run_id}"
-
-    segment_generation = 0  # rows, not segments: nothing to merge
 
     def merge(self, collection: str, ann: AnnConfig | None = None,
               progress: Callable[[str, int, int], None] | None = None,
@@ -329,12 +330,6 @@ class PostgresStore(SourceRecords, RecordQueries):
 
     # -- content --------------------------------------------------------------------------------
 
-    def segment(self, snapshot_id: str) -> Segment:
-        raise StoreError("the PostgreSQL store ranks in SQL and keeps no segment files")
-
-    def segments(self, snapshot_ids: Sequence[str]) -> list[Segment]:
-        raise StoreError("the PostgreSQL store ranks in SQL and keeps no segment files")
-
     @staticmethod
     def _node(row: Sequence[Any]) -> Node:
         return Node(id=row[0], document_id=row[1], text=row[2], title=row[3], source=row[4],
@@ -377,6 +372,16 @@ class PostgresStore(SourceRecords, RecordQueries):
                           "ORDER BY ordinal", (snapshot_id, *args))
         return [r[0] for r in rows]
 
+    def visible_rows(self, snapshot_id: str, principal: Principal) -> npt.NDArray[np.bool_]:
+        """Each node's tags and labels under the one visibility rule (``Principal.can_see``),
+        in ordinal order (NotFoundError for an unknown snapshot, as the embedded store)."""
+        rows = self.query("SELECT acl_tags, labels FROM nodes WHERE snapshot_id = %s "
+                          "ORDER BY ordinal", (snapshot_id,))
+        if not rows:
+            self.snapshot(snapshot_id)  # raises for an unknown snapshot; else it has no node
+        return np.array([principal.can_see(tuple(tags), tuple(labels)) for tags, labels in rows],
+                        dtype=bool)
+
     def edges(self, snapshot_id: str) -> list[Edge]:
         rows = self.query("SELECT from_id, relation, to_id, metadata FROM edges WHERE "
                           "snapshot_id = %s ORDER BY position", (snapshot_id,))
@@ -417,12 +422,6 @@ class PostgresStore(SourceRecords, RecordQueries):
                 (record["kind"], record["dataset"], record["collection"], record["mode"],
                  json.dumps(record["summary"], ensure_ascii=False),
                  json.dumps(record, ensure_ascii=False))).fetchone()[0])
-
-    def memory_backend(self) -> MemoryBackend:
-        """Conversations in this database's tables (migration 002_memory)."""
-        from excerpt.memory.pg_backend import PostgresMemoryBackend
-
-        return PostgresMemoryBackend(self)
 
     def close(self) -> None:
         for run_id in list(self._run_locks):

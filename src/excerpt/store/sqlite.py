@@ -20,14 +20,20 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from excerpt.errors import InputError, NotFoundError, StoreError
 from excerpt.store._records import RecordQueries
-from excerpt.store.base import SnapshotInfo, SnapshotList, SnapshotPayload, set_members
+from excerpt.store.base import (
+    OverSegments,
+    SnapshotInfo,
+    SnapshotList,
+    SnapshotPayload,
+    set_members,
+)
 from excerpt.store.compaction import SegmentMerges
 from excerpt.store.deletion import delete_statements
 from excerpt.store.locks import file_lock, lock_key, process_started
@@ -35,10 +41,7 @@ from excerpt.store.maps import OpenMaps
 from excerpt.store.schema import migrate, now
 from excerpt.store.segment import Segment
 from excerpt.store.sources import SourceRecords
-
-if TYPE_CHECKING:
-    from excerpt.memory.backends import MemoryBackend
-from excerpt.types import Edge, IngestIssue, Node
+from excerpt.types import Edge, IngestIssue, Node, Principal
 
 _T = TypeVar("_T")
 MMAP_BYTES = 1 << 30
@@ -56,14 +59,13 @@ def _json(raw: str, empty: str, empty_value: Any) -> Any:
 
 
 class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
-    """`excerpt.store.base.Store` on SQLite; one instance per process and home.
+    """`excerpt.store.base.Store` on SQLite, with the `Segments` role besides; one instance per
+    process and home.
 
     Each thread that uses the store gets its own connection (the service answers requests on a
     thread pool): one connection shared by threads would let a reader see another thread's
     open import transaction, and SQLite's WAL mode gives every connection its own snapshot.
     """
-
-    ranks_in_sql = False  # the engine ranks over this store's memory-mapped segments
 
     def __init__(self, home: Path, open_files: int | None = None) -> None:
         """``open_files``: most segment files mapped at once (store/maps.py; default: the
@@ -104,6 +106,11 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
     @property
     def segments_dir(self) -> Path:
         return self.home / "segments"
+
+    @property
+    def ranking(self) -> OverSegments:
+        """The engine ranks over this store's memory-mapped segments (SegmentAccess)."""
+        return OverSegments(self)
 
     # -- transactions and recovery -------------------------------------------------------------
 
@@ -443,6 +450,10 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
         ).fetchall()
         return [r[0] for r in rows]
 
+    def visible_rows(self, snapshot_id: str, principal: Principal) -> npt.NDArray[np.bool_]:
+        """From the segment's masks, which every search reads (no row is fetched)."""
+        return self.segment(snapshot_id).visible_in(snapshot_id, principal)
+
     def edges(self, snapshot_id: str) -> list[Edge]:
         rows = self._conn.execute(
             "SELECT from_id, relation, to_id, metadata FROM edges WHERE snapshot_id = ? "
@@ -491,13 +502,6 @@ class SQLiteStore(SegmentMerges, SourceRecords, RecordQueries):
 
     def record_trace(self, trace: dict[str, Any]) -> None:
         """Nothing: on one machine the files under log_dir are the traces."""
-
-    def memory_backend(self) -> MemoryBackend:
-        """Conversations in ``<home>/memory.db`` (a file of their own; several writer
-        processes are safe, each write being one ``BEGIN IMMEDIATE`` transaction)."""
-        from excerpt.memory.backends import SQLiteBackend
-
-        return SQLiteBackend.at_home(self.home)
 
     def close(self) -> None:
         with self._all_lock:

@@ -11,7 +11,7 @@ A node is matched by its id (ids come from the source: ``교원인사규정 제1
 * per document (a regulation, for a regulation book): its added, removed, changed and
   reformatted node ids, and whether the document itself was added or removed.
 
-Only the store's public reads are used (``snapshot``, ``segment(...).ids``,
+Only the store's public reads are used (``snapshot``, ``visible_rows``,
 ``nodes_by_ordinal``), in batches, keeping one digest per node rather than the texts.
 """
 
@@ -149,7 +149,7 @@ def _nodes(store: Store, snapshot_id: str,
            principal: Principal) -> Iterator[tuple[str, str, str]]:
     """``(id, document id, text)`` of every node of the snapshot that ``principal`` may see."""
     visible = [int(i) for i in np.flatnonzero(
-        store.segment(snapshot_id).visible_in(snapshot_id, principal))]
+        store.visible_rows(snapshot_id, principal))]
     for start in range(0, len(visible), _BATCH):
         for node in store.nodes_by_ordinal(snapshot_id, visible[start:start + _BATCH]):
             yield node.id, node.document_id, node.text
