@@ -77,12 +77,14 @@ _SNIFF_BYTES = 4096
 # WHATWG: these labels mean windows-1252 in a web page.
 _AS_1252 = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "us-ascii", "ascii", "l1"}
 
-def read(path: Path, doc_id: str) -> StructuredDoc:
-    """One HTML file as a :class:`StructuredDoc` of its main content (see the module)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+def read(path: Path, doc_id: str, *, data: bytes | None = None) -> StructuredDoc:
+    """One HTML file as a :class:`StructuredDoc` of its main content (see the module);
+    ``data``: its bytes, when already read."""
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CorpusError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
     root = parse_html(data)
     if root is None:
         raise CorpusError(f"{path}: not an HTML document (nothing to parse)")
@@ -97,13 +99,16 @@ def read(path: Path, doc_id: str) -> StructuredDoc:
                          metadata={"format": "html"})
 
 
-def looks_like(path: Path) -> bool:
-    """True when the file's first bytes are HTML markup (a doctype, ``<html>``, ``<body>``…)."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
-    except OSError:
-        return False
+def looks_like(path: Path, head: bytes | None = None) -> bool:
+    """True when the file's first bytes (``head``, when already read) are HTML markup (a
+    doctype, ``<html>``, ``<body>``…)."""
+    if head is None:
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(_SNIFF_BYTES)
+        except OSError:
+            return False
+    head = head[:_SNIFF_BYTES]
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         head = head.decode("utf-16", errors="ignore").encode("ascii", errors="ignore")
     elif b"\0" in head:

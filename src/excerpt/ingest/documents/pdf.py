@@ -52,9 +52,10 @@ def looks_like(path: Path) -> bool:
         return False
 
 
-def read(path: Path, doc_id: str) -> StructuredDoc:
-    """Read one PDF (see the module docstring); raises :class:`InputError` naming the file."""
-    pdf = _open(path)
+def read(path: Path, doc_id: str, *, data: bytes | None = None) -> StructuredDoc:
+    """Read one PDF (see the module docstring); raises :class:`InputError` naming the file.
+    ``data``: its bytes, when already read (PDFium parses them; the file is not opened)."""
+    pdf = _open(path) if data is None else _open_bytes(path, data)
     try:
         outline = _outline(pdf)
         pages, items, empty = _pages(pdf)
@@ -94,8 +95,22 @@ def _open(path: Path) -> Any:
         f.seek(max(0, path.stat().st_size - _TAIL))
         if b"%%EOF" not in f.read():
             raise InputError(f"{path}: the PDF is truncated or damaged (no %%EOF at its end)")
+    return _parsed(path, str(path))
+
+
+def _open_bytes(path: Path, data: bytes) -> Any:
+    """As :func:`_open`, from the file's bytes (the same checks, on the same bytes)."""
+    if MAGIC not in data[:_HEAD]:
+        raise InputError(f"{path}: not a PDF (no %PDF- header)")
+    if b"%%EOF" not in data[-_TAIL:]:
+        raise InputError(f"{path}: the PDF is truncated or damaged (no %%EOF at its end)")
+    return _parsed(path, data)
+
+
+def _parsed(path: Path, source: str | bytes) -> Any:
+    """PDFium's document of ``source`` (the file's path or its bytes)."""
     try:
-        return pdfium.PdfDocument(str(path))
+        return pdfium.PdfDocument(source)
     except pdfium.PdfiumError as err:
         if getattr(err, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
             raise InputError(f"{path}: the PDF is encrypted and needs a password; decrypt it "
