@@ -31,8 +31,9 @@ from typing import Any
 
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest._archive import SafeZip
-from excerpt.ingest._common import record_security, require_paths
+from excerpt.ingest._common import record_security
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.files import require_paths
 from excerpt.types import Document, Edge, Node
 
 META = "repo_meta.json"
@@ -230,12 +231,14 @@ def _csv(bundle: _Bundle, name: str) -> list[dict[str, str]]:
         raise CorpusError(f"{bundle.path}: {name}: {exc}") from None
 
 
-def looks_like_code_bundle(path: Path) -> bool:
+def looks_like_code_bundle(path: Path, folders: Sequence[str] | None = None) -> bool:
     """A folder with ``repo_meta.json`` at its top or one folder down, or any ``.zip`` file
-    (excerpt reads no other zip; the bundle loader says what is wrong with one that is not)."""
+    (excerpt reads no other zip; the bundle loader says what is wrong with one that is not).
+    ``folders``: the names of the folders at its top, when the import's walk listed them."""
     if path.is_dir():
-        return (path / META).is_file() or any((d / META).is_file() for d in path.iterdir()
-                                               if d.is_dir())
+        if folders is None:
+            folders = [d.name for d in path.iterdir() if d.is_dir()]
+        return (path / META).is_file() or any((path / d / META).is_file() for d in folders)
     return path.suffix.lower() == ".zip"
 
 
