@@ -127,8 +127,6 @@ def _book(file: File) -> bool:
 
 
 CODE_SUFFIXES = (".cs", ".sql")
-_OWN_READS = ("beir", "code-bundle")
-"""Loaders that read their files themselves (a corpus line by line, a bundle's archive)."""
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 
 
@@ -167,9 +165,15 @@ def load(
     options = replace(options, roots=None, files=files)
     if fmt == "auto":
         fmt = detect_format(paths, files)
-    if fmt in _OWN_READS:
+    if _reads_itself(fmt, files):
         files.release()  # bytes the hash kept that this loader will not ask for
     loader = LOADERS.get(fmt)
     if loader is None:
         raise InputError(f"unknown format {fmt!r}; known formats: {', '.join(FORMATS)}")
     return loader(paths, options)
+
+
+def _reads_itself(fmt: str, files: FileSet) -> bool:
+    """A loader that opens its own files (a BEIR corpus, line by line; a folder bundle's
+    members): the bytes the hash kept are let go before it runs."""
+    return fmt == "beir" or (fmt == "code-bundle" and any(p.is_dir() for p in files.given))
