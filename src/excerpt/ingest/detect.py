@@ -107,15 +107,18 @@ def _detect_file(path: Path, file: File) -> str:
 
 
 def _gutenberg(file: File) -> bool:
-    try:
-        return looks_like_gutenberg(file.path, head=file.head())
-    except OSError:
-        return False
+    return _sniffed(looks_like_gutenberg, file)
 
 
 def _regulations(file: File) -> bool:
+    return _sniffed(looks_like_regulations, file)
+
+
+def _sniffed(sniffer: Callable[..., bool], file: File) -> bool:
+    """What ``sniffer`` says of the file's head as the import holds it (an unreadable file
+    is no such file)."""
     try:
-        return looks_like_regulations(file.path, head=file.head())
+        return sniffer(file.path, head=file.head())
     except OSError:
         return False
 

@@ -28,7 +28,8 @@ from pathlib import Path
 from excerpt.errors import InputError
 
 __all__ = ["KEEP_FILE_BYTES", "KEEP_TOTAL_BYTES", "File", "FileSet", "check_confined",
-           "is_hidden", "relative_id", "require_paths", "resolve_files", "walk_files"]
+           "head_of", "is_hidden", "relative_id", "require_paths", "resolve_files",
+           "walk_files"]
 
 MIB = 1024 * 1024
 KEEP_FILE_BYTES = 32 * MIB
@@ -124,6 +125,19 @@ def _walk(root: Path, check: Callable[[Path], None] | None = None
             continue
         found.extend(here / name for name in filenames if not is_hidden(name))
     return sorted(found, key=lambda p: p.relative_to(root).parts), top
+
+
+def head_of(path: Path, size: int, head: bytes | None = None) -> bytes | None:
+    """A sniffer's view of a file: its first ``size`` bytes, from ``head`` when the import
+    read them already (the file is not opened), else read now; None when it cannot be read
+    (a sniffer then says no)."""
+    if head is None:
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(size)
+        except OSError:
+            return None
+    return head[:size]
 
 
 def relative_id(path: Path, root: Path) -> str:

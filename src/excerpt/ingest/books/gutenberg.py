@@ -53,7 +53,7 @@ from excerpt.ingest._common import (
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.books.parts import part_of, part_spans
 from excerpt.ingest.chunking import chunk_spans
-from excerpt.ingest.files import File
+from excerpt.ingest.files import File, head_of
 from excerpt.ingest.nodes import chunk_node
 from excerpt.types import Document
 
@@ -172,13 +172,9 @@ def looks_like_gutenberg(path: Path, sniff_bytes: int = 65536, *,
     """True when the first 50 lines mention Project Gutenberg and the first ``sniff_bytes``
     hold a START marker (old "small print" headers put it far below line 50); ``head``: the
     file's first bytes, when already read."""
+    head = head_of(path, sniff_bytes, head)
     if head is None:
-        try:
-            with path.open("rb") as fh:
-                head = fh.read(sniff_bytes)
-        except OSError:
-            return False
-    head = head[:sniff_bytes]
+        return False
     text = normalize_newlines(head.decode("utf-8", errors="replace"))
     first_lines = "\n".join(text.split("\n", 50)[:50])
     if "project gutenberg" not in first_lines.lower():

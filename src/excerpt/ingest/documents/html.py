@@ -47,6 +47,7 @@ from excerpt.ingest.documents.html_blocks import (
     tag_in,
     tag_of,
 )
+from excerpt.ingest.files import head_of
 
 __all__ = ["decode", "drop_boilerplate", "drop_link_lists", "looks_like", "main_content",
            "parse_html", "parse_xhtml", "read", "title_of"]
@@ -102,13 +103,9 @@ def read(path: Path, doc_id: str, *, data: bytes | None = None) -> StructuredDoc
 def looks_like(path: Path, head: bytes | None = None) -> bool:
     """True when the file's first bytes (``head``, when already read) are HTML markup (a
     doctype, ``<html>``, ``<body>``…)."""
+    head = head_of(path, _SNIFF_BYTES, head)
     if head is None:
-        try:
-            with path.open("rb") as handle:
-                head = handle.read(_SNIFF_BYTES)
-        except OSError:
-            return False
-    head = head[:_SNIFF_BYTES]
+        return False
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         head = head.decode("utf-16", errors="ignore").encode("ascii", errors="ignore")
     elif b"\0" in head:

@@ -31,6 +31,7 @@ from markdown_it.token import Token
 from excerpt.errors import InputError
 from excerpt.ingest._common import BINARY_SNIFF_BYTES, read_text_file
 from excerpt.ingest.documents.blocks import Block, StructuredDoc
+from excerpt.ingest.files import head_of
 
 __all__ = ["MARKDOWN_SUFFIXES", "looks_like", "parse", "read"]
 
@@ -94,13 +95,9 @@ def looks_like(path: Path, head: bytes | None = None) -> bool:
     ATX heading (a ``README`` without a suffix); ``head``: its first bytes, when already read."""
     if path.suffix.lower() in MARKDOWN_SUFFIXES:
         return True
+    head = head_of(path, BINARY_SNIFF_BYTES, head)
     if head is None:
-        try:
-            with path.open("rb") as f:
-                head = f.read(BINARY_SNIFF_BYTES)
-        except OSError:
-            return False
-    head = head[:BINARY_SNIFF_BYTES]
+        return False
     if b"\x00" in head:
         return False
     first = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip().split("\n", 1)[0]

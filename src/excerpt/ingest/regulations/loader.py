@@ -80,7 +80,7 @@ from typing import Any
 from excerpt.errors import CorpusError
 from excerpt.ingest._common import check_options, files_of, labels, read_text_file, source_name
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
-from excerpt.ingest.files import File
+from excerpt.ingest.files import File, head_of
 from excerpt.ingest.regulations.hwpx import hwpx_paragraphs
 from excerpt.ingest.regulations.refs import ReferenceIndex, reference_edges
 from excerpt.ingest.regulations.text import (
@@ -163,13 +163,10 @@ def looks_like_regulations(path: Path, sniff_bytes: int = 65536, *,
     ``head``: the file's first bytes, when already read."""
     if path.suffix.lower() != ".txt" or not path.is_file():
         return False
+    head = head_of(path, sniff_bytes, head)
     if head is None:
-        try:
-            with path.open("rb") as fh:
-                head = fh.read(sniff_bytes)
-        except OSError:
-            return False
-    start = head[:sniff_bytes].decode("utf-8", errors="replace")
+        return False
+    start = head.decode("utf-8", errors="replace")
     hits = re.findall(r"(?:규정|세칙|학칙|정관|규칙)(?:【폐지】)?[ \t]*\t[ \t]*\d+-\d+-\d+", start)
     return len(hits) >= 3
 
