@@ -1,20 +1,21 @@
 """The files of one import, found once and read once.
 
-An import used to walk a folder given to it six times (the content hash, the roots check,
-three of detection's questions and the loader) and to open each file two to four times (the
-hash, the format's sniff, a reader's own checks, the reader).  :func:`resolve_files` walks each
-folder once, checking the ingest roots in the same walk, and gives a :class:`FileSet`: per path
-given, its files in a stable order, each with the name it goes by (its document id).  Every
-stage that follows (the content hash, detection, the readers, code ingestion, sync) takes its
-files from that set.
+An import used to walk a folder given to it five times (six within ingest roots: the content
+hash, the roots check, three of detection's questions and the loader) and to open each file
+two to five times (the hash, the format's magic bytes, a book or regulation sniff, a reader's
+own checks, the reader).  :func:`resolve_files` walks each folder once, checking the ingest
+roots in the same walk, and gives a :class:`FileSet`: per path given, its files in a stable
+order, each with the name it goes by (its document id).  Every stage that follows (the content
+hash, detection, the readers, code ingestion, sync) takes its files from that set.
 
 A :class:`File` reads its bytes at most once: the first stage that needs them (the hash,
 usually) reads the whole file and the set keeps the bytes, so the sniffers read their head and
 the reader its content from memory.  What the set keeps is bounded (:data:`KEEP_FILE_BYTES`
 per file, :data:`KEEP_TOTAL_BYTES` at once, freed as each file is read): a file past that is
-streamed into the hash and opened again by its reader (a folder of large PDFs is not held in
-memory between hashing and reading).  The readers that take bytes say so in their line of
-documents/registry.py; another reader opens its file itself.
+streamed into the hash, which keeps its first :data:`HEAD_BYTES` for the sniffers, and its
+reader opens it again (a folder of large PDFs is not held in memory between hashing and
+reading; PDFium then reads the path natively).  The readers that take bytes say so in their
+line of documents/registry.py; another reader (a plugin's) opens its file itself.
 """
 
 from __future__ import annotations
