@@ -11,13 +11,15 @@ moved on disk, or the same folder uploaded as a zip (``POST /v1/sync``), keeps i
 their history; two *different* folders of the same name synced into one collection must be
 given different names (``--name``).
 
-One pass: hash every file (sha256 of its bytes and of the import options,
-:func:`excerpt.ingest.pipeline.content_hash`) and compare with what the store recorded for
-the source's latest snapshot, read in one query. An unchanged file costs its hash and nothing
-else (no run, no parsing, no embedding, no snapshot). A new or changed file is imported alone
-as a new snapshot of its source (atomic, as every import); a file that fails to load is
-reported (path, reason) and the others go on; the sources of deleted files are retired in one
-transaction (out of the latest view, their snapshots kept). A process killed at any moment
+One pass: walk the folder once (ingest/files.py), hash every file (sha256 of its bytes and of
+the import options, :func:`excerpt.ingest.pipeline.content_hash`) and compare with what the
+store recorded for the source's latest snapshot, read in one query; a changed file's import
+reads the bytes its hash read (within the file set's memory budget), so it is opened once.
+An unchanged file costs its hash and nothing else (no run, no parsing, no embedding, no
+snapshot). A new or changed file is imported alone as a new snapshot of its source (atomic,
+as every import); a file that fails to load is reported (path, reason) and the others go on;
+the sources of deleted files are retired in one transaction (out of the latest view, their
+snapshots kept). A process killed at any moment
 leaves every file either imported whole or not at all, and the next pass finishes the work.
 
 Each imported file is a small segment of its own; the pass merges the collection's segments
@@ -40,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import ExcerptError, InputError
-from excerpt.ingest._common import relative_id, walk_files
+from excerpt.ingest.files import FileSet, require_paths, resolve_files
 from excerpt.ingest.pipeline import (
     Importer,
     Progress,
@@ -140,9 +142,9 @@ def folder_name(folder: Path, name: str | None) -> str:
 
 @dataclass
 class _Plan:
-    """Files to import, as (relative path, file, hash, is it new)."""
+    """Files to import, as (relative path, the file alone, hash, is it new)."""
 
-    todo: list[tuple[str, Path, str, bool]] = field(default_factory=list)
+    todo: list[tuple[str, FileSet, str, bool]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
 
 
@@ -183,46 +185,53 @@ def _plan(importer: Importer, folder: Path, name: str, options: SyncOptions,
                                     options.roots)
     shaping = {**fingerprint(options.fmt, load_options, options.embedder, None),
                "ids": SYNC_IDS}
-    files = walk_files(folder)
+    files = resolve_files([folder]).files(folder)  # the pass's one walk
     plan = _Plan()
-    for done, path in enumerate(files, 1):
+    for done, file in enumerate(files, 1):
         progress("hash", done, len(files))
-        relative = relative_id(path, folder)
+        relative = file.name
         source = sync_source(name, relative)
         plan.seen.add(source)
         try:
-            hashed = content_hash([path], shaping, load_options.roots)
+            require_paths([file.path], load_options.roots)  # each file refused on its own
+            alone = FileSet.of(file, load_options.roots)  # imported alone, with the bytes
+            hashed = content_hash([file.path], shaping, files=alone)  # its hash reads
         except (OSError, ExcerptError) as exc:
             result.failed.append(SyncFailure(relative, _reason(exc)))
             continue
         state = known.get(source)
         if state is not None and state.content_hash == hashed:
             result.unchanged += 1
+            alone.release()
         else:
-            plan.todo.append((relative, path, hashed, state is None))
+            plan.todo.append((relative, alone, hashed, state is None))
     return plan
 
 
 def _import(importer: Importer, plan: _Plan, name: str, options: SyncOptions,
             result: SyncResult, progress: Progress,
             remembered: dict[str, tuple[str, str]] | None) -> None:
-    for done, (relative, path, hashed, new) in enumerate(plan.todo, 1):
+    for done, (relative, alone, hashed, new) in enumerate(plan.todo, 1):
         progress("import", done - 1, len(plan.todo))
         source = sync_source(name, relative)
         earlier = (remembered or {}).get(source)
         if earlier is not None and earlier[0] == hashed:
+            alone.release()
             result.failed.append(SyncFailure(relative, earlier[1]))
             continue
         try:
             imported = importer.run(
-                [path], options.collection, options.fmt, options.acl_tags,
+                alone.given, options.collection, options.fmt, options.acl_tags,
                 options.classification_labels, None, options.embedder, source,
-                roots=options.roots, known_hash=hashed, document_id=f"{name}/{relative}")
+                roots=options.roots, known_hash=hashed, document_id=f"{name}/{relative}",
+                files=alone)
         except (OSError, ExcerptError) as exc:
             result.failed.append(SyncFailure(relative, _reason(exc)))
             if remembered is not None:
                 remembered[source] = (hashed, _reason(exc))
             continue
+        finally:
+            alone.release()  # read or failed: its bytes leave room for the next files
         (result.added if new else result.changed).append(relative)
         if imported.snapshot_id:
             result.snapshots[relative] = imported.snapshot_id

@@ -21,6 +21,7 @@ refusal costs at most one piece of memory.
 
 from __future__ import annotations
 
+import io
 import re
 import zipfile
 import zlib
@@ -68,13 +69,15 @@ class _Closing:
 class SafeZip(_Closing):
     """A zip file whose members are read within :class:`ArchiveLimits` (see the module)."""
 
-    def __init__(self, path: Path, limits: ArchiveLimits, what: str = "") -> None:
-        """Open ``path`` (``what`` it should be, for the message when it is no zip at all)."""
+    def __init__(self, path: Path, limits: ArchiveLimits, what: str = "",
+                 data: bytes | None = None) -> None:
+        """Open ``path`` (``what`` it should be, for the message when it is no zip at all);
+        ``data``: the file's bytes, when the import holds them (the file is not opened)."""
         self.path = path
         self.limits = limits
         self.total = 0  # bytes produced by every member read so far
         try:
-            self._zip = zipfile.ZipFile(path)
+            self._zip = zipfile.ZipFile(path if data is None else io.BytesIO(data))
         except _DAMAGE as exc:
             raise CorpusError(f"{path}: {f'not {what}: ' if what else ''}not a readable zip "
                               f"archive ({_reason(exc)})") from None

@@ -1,8 +1,7 @@
-"""Helpers the loaders share: path checks, source names, security labels, decoding."""
+"""Helpers the loaders share: their file set, source names, security labels, decoding."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest.base import LoadOptions
+from excerpt.ingest.files import FileSet, resolve_files
 
 BINARY_SNIFF_BYTES = 8192
 
@@ -22,46 +22,14 @@ def check_options(options: LoadOptions) -> None:
         raise InputError(f"chunk overlap must not be negative, got {options.overlap_chars}")
 
 
-def require_paths(paths: Sequence[Path], roots: Sequence[Path] | None = None) -> list[Path]:
-    """The paths as ``Path`` objects; refuses an empty list, paths that do not exist and, when
-    ``roots`` are given, anything that resolves outside them (:func:`check_confined`)."""
-    if not paths:
-        raise InputError("no input path given")
-    out = [Path(p) for p in paths]
-    for p in out:
-        if not p.exists():
-            raise InputError(f"no such file or directory: {p}")
-    if roots is not None:
-        check_confined(out, roots)
-    return out
-
-
-def check_confined(paths: Sequence[Path], roots: Sequence[Path]) -> None:
-    """Refuse a path, or any file, folder or link below a folder path (hidden ones too), that
-    resolves outside every one of ``roots``.
-
-    A server that ingests paths only inside its ingest roots must not read through a symbolic
-    link that points out of them; checking what each entry resolves to, before any loader or
-    format sniffer opens a file, covers every file a loader may read.  (A link swapped in
-    after this check, while the import runs, is not covered.)
-    """
-    inside = [Path(r).resolve() for r in roots]
-
-    def check(path: Path) -> None:
-        try:
-            target = path.resolve()
-        except (OSError, RuntimeError):  # a link loop
-            raise InputError(f"{path}: refused: a symbolic link that cannot be resolved") from None
-        if not any(target.is_relative_to(root) for root in inside):
-            raise InputError(f"{path}: refused: it resolves outside the ingest roots "
-                             "(a symbolic link out of them?)")
-
-    for given in paths:
-        check(given)
-        if given.is_dir():
-            for dirpath, dirnames, filenames in os.walk(given):  # links are not descended
-                for name in (*dirnames, *filenames):
-                    check(Path(dirpath) / name)
+def files_of(paths: Sequence[Path], options: LoadOptions) -> FileSet:
+    """The files a loader reads: those the import found (``options.files``: of these paths,
+    checked against these roots), else the paths walked now, within ``options.roots``."""
+    found = options.files
+    if (found is not None and found.given == [Path(p) for p in paths]
+            and found.within(options.roots)):
+        return found
+    return resolve_files(paths, options.roots)
 
 
 def source_name(paths: Sequence[Path]) -> str:
@@ -126,29 +94,6 @@ def _security_list(value: Any, where: str, key: str) -> list[str]:
     return value
 
 
-def is_hidden(name: str) -> bool:
-    return name.startswith(".")
-
-
-def walk_files(root: Path) -> list[Path]:
-    """Every non-hidden file under ``root``, sorted by relative path (components compared in
-    turn, so the order is the same on every platform and file system).
-
-    Hidden files and folders (a leading dot) are skipped; symbolic links to folders are not
-    followed (no cycles), links to files are read.
-    """
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not is_hidden(d)]
-        found.extend(Path(dirpath) / name for name in filenames if not is_hidden(name))
-    return sorted(found, key=lambda p: p.relative_to(root).parts)
-
-
-def relative_id(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` in POSIX style (the document id of a file in a folder)."""
-    return path.relative_to(root).as_posix()
-
-
 def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -157,12 +102,14 @@ def strip_bom(data: bytes) -> bytes:
     return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
 
-def read_text_file(path: Path) -> tuple[str | None, str | None]:
-    """``(cleaned_text, None)`` for a readable UTF-8 text file, else ``(None, reason)``."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"cannot read file: {exc.strerror or exc}"
+def read_text_file(path: Path, data: bytes | None = None) -> tuple[str | None, str | None]:
+    """``(cleaned_text, None)`` for a readable UTF-8 text file, else ``(None, reason)``;
+    ``data``: its bytes when the import holds them already (not read again)."""
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return None, f"cannot read file: {exc.strerror or exc}"
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None, "UTF-16 text (byte order mark); convert the file to UTF-8"
     nul = data.find(b"\x00", 0, BINARY_SNIFF_BYTES)

@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from excerpt.errors import InputError
 from excerpt.ingest._archive import ArchiveLimits
 from excerpt.ingest.code.text import MAX_NODE_TOKENS
 from excerpt.types import Document, Edge, IngestIssue, Node
+
+if TYPE_CHECKING:
+    from excerpt.ingest.files import FileSet
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,9 @@ class LoadOptions:
     progress: Callable[[str, int, int], None] | None = field(default=None, compare=False,
                                                              repr=False)
     """Told ``("load", files read, files)`` as a loader that reads many files goes."""
+    files: FileSet | None = field(default=None, compare=False, repr=False)
+    """The paths' files as the import found them (ingest/files.py), roots checked: a loader
+    reads these instead of walking the paths again; None, it walks them itself."""
 
     @property
     def document_chars(self) -> int:

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import CorpusError, InputError
-from excerpt.ingest._common import check_options, record_security, require_paths, source_name
+from excerpt.ingest._common import check_options, record_security, source_name
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.files import require_paths
 from excerpt.types import Document, Node
 
 __all__ = ["CORPUS_FILE", "beir_corpus_file", "load_beir"]

@@ -31,8 +31,8 @@ from excerpt.analyze import ANALYZER_VERSION, analyze_many, detect_language
 from excerpt.embedder_names import EMBEDDERS, for_language
 from excerpt.errors import CorpusError, ExcerptError, InputError
 from excerpt.ingest._archive import MIB, ArchiveLimits
-from excerpt.ingest._common import require_paths, walk_files
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.files import FileSet, resolve_files
 from excerpt.settings import Settings
 from excerpt.store.ann import AnnConfig
 from excerpt.store.base import OverSegments, SnapshotInfo, SnapshotPayload, Store
@@ -131,6 +131,7 @@ class Importer:
         known_hash: str | None = None,
         ray: str | None = None,
         document_id: str | None = None,
+        files: FileSet | None = None,
     ) -> IngestResult:
         """Import ``paths`` as one snapshot; raises on a refused corpus (the run is 'failed').
         The same content as the latest snapshot of the run's source is a no-op ('unchanged').
@@ -143,7 +144,10 @@ class Importer:
         batches (:mod:`excerpt.embed.ray_embed`); everything else runs here as without it.
         ``document_id``: for one file, the id its document takes instead of the file's name
         (and the prefix of the node ids made from it): excerpt sync gives each file its path
-        in the synced folder, so that ``a/README.md`` and ``b/README.md`` stay apart."""
+        in the synced folder, so that ``a/README.md`` and ``b/README.md`` stay apart.
+        ``files``: the paths' files as the caller found them (ingest/files.py; sync hands
+        each file with the bytes it hashed), roots checked; None, they are walked here once,
+        and the hash, detection and the loader all read that one walk's files."""
         if embedder not in EMBEDDERS:
             raise InputError(f"unknown embedder {embedder!r}; choose one of {EMBEDDERS}")
         resolved = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
@@ -156,10 +160,12 @@ class Importer:
         started = time.perf_counter()
         options = self.options(acl_tags, classification_labels, roots)
         if known_hash is None:
+            files = files if files is not None else resolve_files(resolved, options.roots)
             known_hash = content_hash(resolved, fingerprint(fmt, options, embedder,
-                                                            snapshot_name), options.roots)
+                                                            snapshot_name), files=files)
             same = self._unchanged(collection, guess, known_hash)
             if same is not None:
+                files.release()
                 return unchanged_result(same, time.perf_counter() - started)
         run_id = self.store.begin_run(collection, guess, fmt)
         issues: list[IngestIssue] = []
@@ -167,7 +173,9 @@ class Importer:
             from excerpt.ingest.detect import load  # the readers, when an import runs
 
             progress("load", 0, 1)
-            corpus = load(resolved, fmt, replace(options, progress=progress))
+            corpus = load(resolved, fmt, replace(options, progress=progress, files=files))
+            if files is not None:
+                files.release()  # what a loader did not read (a README in a code folder)
             progress("load", 1, 1)
             issues = list(corpus.errors)
             if source:
@@ -373,25 +381,19 @@ def fingerprint(fmt: str, options: LoadOptions, embedder: str,
 
 
 def content_hash(paths: Sequence[Path], options: dict[str, Any],
-                 roots: Sequence[Path] | None = None) -> str:
+                 roots: Sequence[Path] | None = None, files: FileSet | None = None) -> str:
     """sha256 of ``options`` and of every file under ``paths`` (its path relative to the
     path given, and its bytes' sha256), in a stable order. With ``roots``, paths outside them
-    are refused first (nothing outside is read, not even to hash it)."""
-    given = require_paths(paths, roots)
+    are refused first (nothing outside is read, not even to hash it). ``files``: the paths'
+    files as the import found them (roots checked); the bytes hashed stay with them, within
+    their budget, for the loader (ingest/files.py)."""
+    files = files if files is not None else resolve_files(paths, roots)
     digest = hashlib.sha256(json.dumps(options, sort_keys=True).encode())
-    for path in sorted(given, key=lambda p: str(p.resolve())):
-        files = walk_files(path) if path.is_dir() else [path]
+    for path in sorted(files.given, key=lambda p: str(p.resolve())):
         digest.update(f"\0{path.name}/".encode())  # not where it is: an upload's folder varies
-        for f in files:
-            name = f.relative_to(path).as_posix() if path.is_dir() else f.name
-            digest.update(f"\0{name}\0{file_hash(f)}".encode())
+        for f in files.files(path):
+            digest.update(f"\0{f.name}\0{f.digest()}".encode())
     return digest.hexdigest()
-
-
-def file_hash(path: Path) -> str:
-    """sha256 of one file's bytes, read in pieces."""
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def unchanged_result(info: SnapshotInfo, seconds: float) -> IngestResult:

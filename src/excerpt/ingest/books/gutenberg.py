@@ -45,15 +45,15 @@ from typing import Any
 from excerpt.errors import CorpusError
 from excerpt.ingest._common import (
     check_options,
+    files_of,
     normalize_newlines,
-    require_paths,
     source_name,
     strip_bom,
-    walk_files,
 )
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.books.parts import part_of, part_spans
 from excerpt.ingest.chunking import chunk_spans
+from excerpt.ingest.files import File, head_of
 from excerpt.ingest.nodes import chunk_node
 from excerpt.types import Document
 
@@ -141,20 +141,23 @@ def load_gutenberg(paths: Sequence[Path], options: LoadOptions | None = None) ->
     """Load Project Gutenberg books (files, or folders of ``.txt`` files) into one corpus."""
     options = options or LoadOptions()
     check_options(options)
-    given = require_paths(paths, options.roots)
-    files: list[Path] = []
-    for path in given:
+    every = files_of(paths, options)
+    files: list[File] = []
+    for path in every.given:
         if path.is_dir():
-            found = [f for f in walk_files(path) if f.suffix.lower() == ".txt"]
+            found = [f for f in every.files(path) if f.suffix == ".txt"]
             if not found:
                 raise CorpusError(f"no .txt files in {path}")
             files.extend(found)
         else:
-            files.append(path)
-    corpus = LoadedCorpus(source=source_name(given))
+            files.extend(every.files(path))
+    corpus = LoadedCorpus(source=source_name(every.given))
     owners: dict[str, Path] = {}
-    for f in sorted({f.resolve(): f for f in files}.values(), key=lambda p: str(p.resolve())):
-        book = parse_gutenberg(f)
+    for file in sorted({f.path.resolve(): f for f in files}.values(),
+                       key=lambda f: str(f.path.resolve())):
+        f = file.path
+        book = parse_gutenberg(f, file.held())
+        file.release()
         if book.ebook in owners:
             raise CorpusError(
                 f"{owners[book.ebook]} and {f} are both ebook {book.ebook}; load one of them"
@@ -164,13 +167,13 @@ def load_gutenberg(paths: Sequence[Path], options: LoadOptions | None = None) ->
     return corpus
 
 
-def looks_like_gutenberg(path: Path, sniff_bytes: int = 65536) -> bool:
+def looks_like_gutenberg(path: Path, sniff_bytes: int = 65536, *,
+                         head: bytes | None = None) -> bool:
     """True when the first 50 lines mention Project Gutenberg and the first ``sniff_bytes``
-    hold a START marker (old "small print" headers put it far below line 50)."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(sniff_bytes)
-    except OSError:
+    hold a START marker (old "small print" headers put it far below line 50); ``head``: the
+    file's first bytes, when already read."""
+    head = head_of(path, sniff_bytes, head)
+    if head is None:
         return False
     text = normalize_newlines(head.decode("utf-8", errors="replace"))
     first_lines = "\n".join(text.split("\n", 50)[:50])
@@ -179,13 +182,15 @@ def looks_like_gutenberg(path: Path, sniff_bytes: int = 65536) -> bool:
     return bool(_START.search(text) or _SMALL_PRINT_END.search(text))
 
 
-def looks_like_book(path: Path, max_bytes: int = 16 << 20) -> bool:
+def looks_like_book(path: Path, max_bytes: int = 16 << 20, *, data: bytes | None = None
+                    ) -> bool:
     """True when the text is divided into at least two books, parts or chapters (a book saved
-    without the Gutenberg frame); files past ``max_bytes`` are not read."""
+    without the Gutenberg frame); files past ``max_bytes`` are not read; ``data``: the file's
+    bytes, when already read."""
     try:
-        if path.stat().st_size > max_bytes:
+        if (path.stat().st_size if data is None else len(data)) > max_bytes:
             return False
-        data = strip_bom(path.read_bytes())
+        data = strip_bom(path.read_bytes() if data is None else data)
     except OSError:
         return False
     if b"\x00" in data[:8192]:
@@ -194,9 +199,10 @@ def looks_like_book(path: Path, max_bytes: int = 16 << 20) -> bool:
     return sum(d.key not in ("front", "back", "body") for d in divisions) >= 2
 
 
-def parse_gutenberg(path: Path) -> GutenbergBook:
-    """Decode ``path``, split header/body/licence, read the header fields."""
-    data = strip_bom(path.read_bytes())
+def parse_gutenberg(path: Path, data: bytes | None = None) -> GutenbergBook:
+    """Decode ``path`` (``data``: its bytes, when already read), split header/body/licence,
+    read the header fields."""
+    data = strip_bom(path.read_bytes() if data is None else data)
     if b"\x00" in data[:8192]:
         raise CorpusError(f"{path} is a binary file, not a Project Gutenberg text")
     text, encoding = _decode(data)

@@ -31,8 +31,9 @@ from typing import Any
 
 from excerpt.errors import CorpusError, InputError
 from excerpt.ingest._archive import SafeZip
-from excerpt.ingest._common import record_security, require_paths
+from excerpt.ingest._common import files_of, record_security
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.files import require_paths
 from excerpt.types import Document, Edge, Node
 
 META = "repo_meta.json"
@@ -48,9 +49,10 @@ SECURITY_KEYS = ("acl_tags_any", "classification_labels_all")
 class _Bundle:
     """Read files of a bundle by their path below the folder that holds ``repo_meta.json``."""
 
-    def __init__(self, path: Path, options: LoadOptions) -> None:
+    def __init__(self, path: Path, options: LoadOptions, data: bytes | None = None) -> None:
+        """``data``: a zip bundle's bytes, when the import holds them (not read again)."""
         self.path = path
-        self._zip = (SafeZip(path, options.archive_limits, "a code bundle")
+        self._zip = (SafeZip(path, options.archive_limits, "a code bundle", data)
                      if path.is_file() else None)
         self._all = self._names()
         self.prefix = self._find_root()
@@ -98,7 +100,9 @@ def load_code_bundle(paths: Sequence[Path], options: LoadOptions | None = None) 
     given = require_paths(paths, options.roots)
     if len(given) != 1:
         raise InputError("a code bundle is one snapshot: ingest one bundle per run")
-    bundle = _Bundle(given[0], options)
+    # a zip's bytes as the import's hash read them; a folder bundle reads its own files
+    data = files_of(given, options).files(given[0])[0].held() if given[0].is_file() else None
+    bundle = _Bundle(given[0], options, data)
     try:
         return _load(bundle, options)
     finally:
@@ -230,12 +234,14 @@ def _csv(bundle: _Bundle, name: str) -> list[dict[str, str]]:
         raise CorpusError(f"{bundle.path}: {name}: {exc}") from None
 
 
-def looks_like_code_bundle(path: Path) -> bool:
+def looks_like_code_bundle(path: Path, folders: Sequence[str] | None = None) -> bool:
     """A folder with ``repo_meta.json`` at its top or one folder down, or any ``.zip`` file
-    (excerpt reads no other zip; the bundle loader says what is wrong with one that is not)."""
+    (excerpt reads no other zip; the bundle loader says what is wrong with one that is not).
+    ``folders``: the names of the folders at its top, when the import's walk listed them."""
     if path.is_dir():
-        return (path / META).is_file() or any((d / META).is_file() for d in path.iterdir()
-                                               if d.is_dir())
+        if folders is None:
+            folders = [d.name for d in path.iterdir() if d.is_dir()]
+        return (path / META).is_file() or any((path / d / META).is_file() for d in folders)
     return path.suffix.lower() == ".zip"
 
 

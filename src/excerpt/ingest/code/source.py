@@ -48,14 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from excerpt.errors import CorpusError
-from excerpt.ingest._common import (
-    check_options,
-    labels,
-    read_text_file,
-    relative_id,
-    require_paths,
-    walk_files,
-)
+from excerpt.ingest._common import check_options, files_of, labels, read_text_file
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.code.csharp import CsFile, CsSyntaxError, parse_csharp
 from excerpt.ingest.code.csharp_di import di_edges
@@ -65,6 +58,7 @@ from excerpt.ingest.code.csharp_projects import ProjectSet, global_usings, read_
 from excerpt.ingest.code.text import CodeObject, part_edges, split_slice, unique_ids
 from excerpt.ingest.code.tsql import read_sql
 from excerpt.ingest.code.tsql_merge import one_per_object
+from excerpt.ingest.files import File, FileSet
 from excerpt.types import Document, Edge, IngestIssue, Node
 
 __all__ = ["CODE_SUFFIXES", "load_code_source"]
@@ -90,14 +84,15 @@ def load_code_source(paths: Sequence[Path], options: LoadOptions | None = None) 
     """Load C# and T-SQL files and folders into one corpus (see the module docstring)."""
     options = options or LoadOptions()
     check_options(options)
-    given = require_paths(paths, options.roots)
+    every = files_of(paths, options)
+    given = every.given
     corpus = LoadedCorpus(source=_source_name(given))
-    files = _read_files(given, corpus.errors)
+    files = _read_files(every, corpus.errors)
     objects: list[tuple[_File, CodeObject]] = []
     edges = _load_sql([f for f in files if f.language == "sql"], corpus, objects)
     procedures = {o.id.lower() for _, o in objects if o.kind == "Procedure"}
     edges |= _load_csharp([f for f in files if f.language == "csharp"], corpus, objects,
-                          procedures, _read_projects(given), options.max_node_tokens)
+                          procedures, _read_projects(every), options.max_node_tokens)
     edges |= _cap_sql(objects, options.max_node_tokens)
     _finish(corpus, objects, edges, options)
     if not corpus.documents:
@@ -113,42 +108,42 @@ def _source_name(given: Sequence[Path]) -> str:
     return os.path.commonpath([str(f) for f in folders])
 
 
-def _read_files(given: Sequence[Path], issues: list[IngestIssue]) -> list[_File]:
-    """The readable code files under ``given``, by document id; unreadable ones reported."""
+def _read_files(every: FileSet, issues: list[IngestIssue]) -> list[_File]:
+    """The readable code files of the paths given, by document id; unreadable ones
+    reported."""
     found: dict[str, _File] = {}
     seen: set[Path] = set()
-    for root in sorted(given, key=lambda p: str(p.resolve())):
-        if root.is_dir():
-            candidates = [(f, relative_id(f, root)) for f in walk_files(root)
-                          if f.suffix.lower() in CODE_SUFFIXES]
-        else:
-            candidates = [(root, root.name)]
-        for path, doc_id in candidates:
-            if path.resolve() in seen:
+    for root in sorted(every.given, key=lambda p: str(p.resolve())):
+        candidates = [f for f in every.files(root)
+                      if not root.is_dir() or f.suffix in CODE_SUFFIXES]
+        for file in candidates:
+            if file.path.resolve() in seen:
                 continue
-            seen.add(path.resolve())
-            _read_one(path, doc_id, root if root.is_dir() else None, found, issues)
+            seen.add(file.path.resolve())
+            _read_one(file, found, issues)
+            file.release()
     return [found[k] for k in sorted(found)]
 
 
-def _read_projects(given: Sequence[Path]) -> dict[Path, ProjectSet]:
+def _read_projects(every: FileSet) -> dict[Path, ProjectSet]:
     """The C# projects inside each folder given (unreadable project files are skipped)."""
     out: dict[Path, ProjectSet] = {}
-    for root in given:
+    for root in every.given:
         if not root.is_dir():
             continue
         texts: dict[str, str] = {}
-        for path in walk_files(root):
-            if path.suffix.lower() == _PROJECT_FILE_SUFFIX or path.name.lower() == _PROJECT_JSON:
-                text, _ = read_text_file(path)
+        for file in every.files(root):
+            if file.suffix == _PROJECT_FILE_SUFFIX or file.path.name.lower() == _PROJECT_JSON:
+                text, _ = read_text_file(file.path, file.held())
+                file.release()
                 if text is not None:
-                    texts[relative_id(path, root)] = text
+                    texts[file.name] = text
         out[root] = read_projects(texts)
     return out
 
 
-def _read_one(path: Path, doc_id: str, root: Path | None, found: dict[str, _File],
-              issues: list[IngestIssue]) -> None:
+def _read_one(file: File, found: dict[str, _File], issues: list[IngestIssue]) -> None:
+    path, doc_id, root = file.path, file.name, file.root
     language = CODE_SUFFIXES.get(path.suffix.lower())
     if language is None:
         issues.append(IngestIssue(str(path), "not a C# (.cs) or T-SQL (.sql) file"))
@@ -156,7 +151,8 @@ def _read_one(path: Path, doc_id: str, root: Path | None, found: dict[str, _File
     if doc_id in found:
         raise CorpusError(f"two files would get the same document id {doc_id!r}: "
                           f"{found[doc_id].path} and {path}; load them as separate sources")
-    text, reason = read_text_file(path) if path.is_file() else (None, "not a regular file")
+    text, reason = (read_text_file(path, file.held()) if path.is_file()
+                    else (None, "not a regular file"))
     if text is None:
         issues.append(IngestIssue(str(path), reason or "unreadable"))
         return

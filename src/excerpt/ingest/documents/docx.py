@@ -29,6 +29,7 @@ goes into the metadata.  A file that is no zip, no Word document, or holds no te
 
 from __future__ import annotations
 
+import io
 import re
 import zipfile
 from dataclasses import dataclass
@@ -63,11 +64,13 @@ _NOTE_KINDS = {qn("w:footnoteReference"): "f", qn("w:endnoteReference"): "e"}
 _PIECE = 1 << 20
 
 
-def read(path: Path, doc_id: str, *, limits: ArchiveLimits | None = None) -> StructuredDoc:
-    """One .docx file as a :class:`StructuredDoc` (see the module)."""
-    _vet(path, limits or ArchiveLimits())
+def read(path: Path, doc_id: str, *, limits: ArchiveLimits | None = None,
+         data: bytes | None = None) -> StructuredDoc:
+    """One .docx file as a :class:`StructuredDoc` (see the module); ``data``: its bytes, when
+    already read (the file is not opened again)."""
+    _vet(path, limits or ArchiveLimits(), data)
     try:
-        document = docx.Document(str(path))
+        document = docx.Document(str(path) if data is None else io.BytesIO(data))
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile,
             etree.XMLSyntaxError) as exc:
         raise CorpusError(f"{path}: not a readable Word document ({exc})") from None
@@ -93,11 +96,11 @@ def looks_like(path: Path) -> bool:
         return False
 
 
-def _vet(path: Path, limits: ArchiveLimits) -> None:
+def _vet(path: Path, limits: ArchiveLimits, data: bytes | None = None) -> None:
     """Stream every member through :class:`SafeZip` first: a zip bomb or a damaged archive is
     refused before python-docx (which trusts the archive) expands anything."""
-    with SafeZip(path, limits, "a Word document (.docx; an old .doc must be saved as .docx)"
-                 ) as archive:
+    with SafeZip(path, limits, "a Word document (.docx; an old .doc must be saved as .docx)",
+                 data) as archive:
         if not archive.has("word/document.xml"):
             raise CorpusError(f"{path}: not a Word document (no word/document.xml; "
                               "an .xlsx, .pptx or .odt?)")

@@ -96,9 +96,11 @@ class _Entry:
     depth: int
 
 
-def read(path: Path, doc_id: str, *, limits: ArchiveLimits | None = None) -> StructuredDoc:
-    """One EPUB file as a :class:`StructuredDoc` (see the module)."""
-    with SafeZip(path, limits or ArchiveLimits(), "an EPUB book") as book:
+def read(path: Path, doc_id: str, *, limits: ArchiveLimits | None = None,
+         data: bytes | None = None) -> StructuredDoc:
+    """One EPUB file as a :class:`StructuredDoc` (see the module); ``data``: its bytes, when
+    already read (the file is not opened again)."""
+    with SafeZip(path, limits or ArchiveLimits(), "an EPUB book", data) as book:
         root = _root(path, book)
         _refuse_drm(path, book, root)
         opf_name = _package_name(path, book, root)

@@ -47,6 +47,7 @@ from excerpt.ingest.documents.html_blocks import (
     tag_in,
     tag_of,
 )
+from excerpt.ingest.files import head_of
 
 __all__ = ["decode", "drop_boilerplate", "drop_link_lists", "looks_like", "main_content",
            "parse_html", "parse_xhtml", "read", "title_of"]
@@ -77,12 +78,14 @@ _SNIFF_BYTES = 4096
 # WHATWG: these labels mean windows-1252 in a web page.
 _AS_1252 = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "us-ascii", "ascii", "l1"}
 
-def read(path: Path, doc_id: str) -> StructuredDoc:
-    """One HTML file as a :class:`StructuredDoc` of its main content (see the module)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+def read(path: Path, doc_id: str, *, data: bytes | None = None) -> StructuredDoc:
+    """One HTML file as a :class:`StructuredDoc` of its main content (see the module);
+    ``data``: its bytes, when already read."""
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CorpusError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
     root = parse_html(data)
     if root is None:
         raise CorpusError(f"{path}: not an HTML document (nothing to parse)")
@@ -97,12 +100,11 @@ def read(path: Path, doc_id: str) -> StructuredDoc:
                          metadata={"format": "html"})
 
 
-def looks_like(path: Path) -> bool:
-    """True when the file's first bytes are HTML markup (a doctype, ``<html>``, ``<body>``…)."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
-    except OSError:
+def looks_like(path: Path, head: bytes | None = None) -> bool:
+    """True when the file's first bytes (``head``, when already read) are HTML markup (a
+    doctype, ``<html>``, ``<body>``…)."""
+    head = head_of(path, _SNIFF_BYTES, head)
+    if head is None:
         return False
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         head = head.decode("utf-16", errors="ignore").encode("ascii", errors="ignore")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import io
 import tempfile
 import zipfile
 import zlib
@@ -37,16 +38,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from excerpt.errors import CorpusError, ExcerptError
 from excerpt.ingest._archive import ArchiveLimits
-from excerpt.ingest._common import (
-    check_options,
-    relative_id,
-    require_paths,
-    source_name,
-    walk_files,
-)
+from excerpt.ingest._common import check_options, files_of, source_name
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.documents import registry
 from excerpt.ingest.documents.blocks import StructuredDoc
@@ -59,6 +55,7 @@ from excerpt.ingest.documents.registry import (
 )
 from excerpt.ingest.documents.structure import nodes_of
 from excerpt.ingest.documents.text import file_nodes
+from excerpt.ingest.files import File
 from excerpt.types import Document, IngestIssue, Node
 
 __all__ = [
@@ -86,14 +83,14 @@ def load_documents(
     directly is read as it, a file in a folder that is something else is an issue."""
     options = options or LoadOptions()
     check_options(options)
-    given = require_paths(paths, options.roots)
+    found = files_of(paths, options)
+    given = found.given
     corpus = LoadedCorpus(source=source_name(given))
     run = _Run(options, only, corpus)
-    files = [(f, relative_id(f, path), False) if path.is_dir() else (path, path.name, True)
-             for path in sorted(given, key=lambda p: str(p.resolve()))
-             for f in (walk_files(path) if path.is_dir() else [path])]
-    for done, (path, doc_id, named) in enumerate(files, start=1):
-        run.file(path, doc_id, named=named)
+    files = [f for path in sorted(given, key=lambda p: str(p.resolve()))
+             for f in found.files(path)]
+    for done, file in enumerate(files, start=1):
+        run.file(file)
         if options.progress is not None:
             options.progress("load", done, len(files))
     corpus.formats = dict(sorted(corpus.formats.items()))
@@ -125,9 +122,11 @@ def document_suffix(path: Path) -> str:
     return path.suffix.lower()
 
 
-def choose_format(path: Path) -> str | None:
-    """The format to read ``path`` as (see the module docstring), or None."""
-    magic = _magic_format(path)
+def choose_format(path: Path, file: File | None = None) -> str | None:
+    """The format to read ``path`` as (see the module docstring), or None; ``file``: the
+    import's :class:`File` of it, whose bytes the sniffs read (the file is opened once)."""
+    file = file or File(path, path.name)
+    magic = _magic_format(file)
     if magic is not None:
         return magic
     by_name = format_of_suffix(path.suffix.lower())
@@ -136,7 +135,7 @@ def choose_format(path: Path) -> str | None:
     for spec in registry.READERS:
         if spec.sniffed:
             module = _loaded(spec.format)
-            if not isinstance(module, str) and _sniff(module, path):
+            if not isinstance(module, str) and _sniff(module, spec.takes_bytes, file):
                 return spec.format
     return None
 
@@ -163,19 +162,20 @@ def _loaded(fmt: str) -> ModuleType | str:
     return module or f"no reader for {fmt} files in this installation of excerpt"
 
 
-def _sniff(module: ModuleType, path: Path) -> bool:
+def _sniff(module: ModuleType, takes_bytes: bool, file: File) -> bool:
     try:
-        return bool(module.looks_like(path))
+        if takes_bytes:
+            return bool(module.looks_like(file.path, head=file.head()))
+        return bool(module.looks_like(file.path))
     except OSError:
         return False
 
 
-def _magic_format(path: Path) -> str | None:
+def _magic_format(file: File) -> str | None:
     """The format the file's first bytes (``ReaderSpec.head``: a PDF's header may follow a
     little junk) or, for a zip, its members (``ReaderSpec.zip_member``) say, or None."""
     try:
-        with path.open("rb") as f:
-            head = f.read(1024)
+        head = file.head(1024)
     except OSError:
         return None
     for spec in registry.READERS:
@@ -183,8 +183,9 @@ def _magic_format(path: Path) -> str | None:
             return spec.format
     if not head.startswith(b"PK\x03\x04"):
         return None
+    data = file.held()  # a zip's members are listed at its end
     try:
-        with zipfile.ZipFile(path) as z:
+        with zipfile.ZipFile(file.path if data is None else io.BytesIO(data)) as z:
             names = set(z.namelist())
             for spec in registry.READERS:
                 member, content = spec.zip_member or ("", None)
@@ -210,29 +211,34 @@ class _Run:
         self.owners: dict[str, Path] = {}
         self.seen: set[Path] = set()
 
-    def file(self, path: Path, doc_id: str, *, named: bool) -> None:
+    def file(self, file: File) -> None:
+        """Reads one file of the load (a file given is ``named``: no folder chose it)."""
+        path, named = file.path, file.root is None
         resolved = path.resolve()
         if resolved in self.seen:  # named twice, or inside a named folder
             return
         self.seen.add(resolved)
         if path.suffix.lower() == ".gz" and path.is_file():
-            self._gunzipped(path, doc_id, named)
-            return
-        self._dispatch(path, doc_id, named, path)
+            self._gunzipped(file, named)
+        else:
+            self._dispatch(file, named, path)
+        file.release()  # its bytes are read: the set may keep the next files'
 
-    def _gunzipped(self, path: Path, doc_id: str, named: bool) -> None:
+    def _gunzipped(self, file: File, named: bool) -> None:
+        path = file.path
         with tempfile.TemporaryDirectory(prefix="excerpt-gz-") as folder:
             inner = Path(folder) / (Path(path.stem).name or "content")
-            reason = _gunzip(path, inner, self.options.archive_limits)
+            reason = _gunzip(file, inner, self.options.archive_limits)
             if reason is not None:
                 self._skip(path, OTHER, reason)
                 return
-            self._dispatch(inner, doc_id, named, path)
+            self._dispatch(File(inner, file.name), named, path)
 
-    def _dispatch(self, path: Path, doc_id: str, named: bool, origin: Path) -> None:
-        """Reads ``path`` as its format; ``origin`` is the file as the user has it (the
+    def _dispatch(self, file: File, named: bool, origin: Path) -> None:
+        """Reads ``file`` as its format; ``origin`` is the file as the user has it (the
         ``.gz`` of an expanded file), named in issues and as the nodes' source."""
-        found = choose_format(path) if path.is_file() else None
+        path, doc_id = file.path, file.name
+        found = choose_format(path, file) if path.is_file() else None
         fmt = self.only if (named and self.only) else found
         if fmt is None:
             why = "not a regular file" if not path.is_file() else _unsupported(path)
@@ -242,15 +248,16 @@ class _Run:
         elif "\n" in doc_id or "\r" in doc_id:
             self._skip(origin, fmt, "file name holds a line break")
         else:
-            self._read(path, doc_id, fmt, origin)
+            self._read(file, fmt, origin)
 
-    def _read(self, path: Path, doc_id: str, fmt: str, origin: Path) -> None:
+    def _read(self, file: File, fmt: str, origin: Path) -> None:
+        path, doc_id = file.path, file.name
         if doc_id in self.owners:
             raise CorpusError(
                 f"two files would get the same document id {doc_id!r}: {self.owners[doc_id]} "
                 f"and {origin}; load them as separate sources"
             )
-        read = _read_as(fmt, path, doc_id, self.options)
+        read = _read_as(fmt, file, self.options)
         if isinstance(read, str):
             self._skip(origin, fmt, read.replace(str(path), str(origin)))
             return
@@ -277,13 +284,15 @@ class _Run:
         return self.corpus.formats.setdefault(fmt, {"read": 0, "skipped": 0, "nodes": 0})
 
 
-def _gunzip(path: Path, target: Path, limits: ArchiveLimits) -> str | None:
-    """Expands ``path`` into ``target`` within ``limits``; why not, or None."""
+def _gunzip(file: File, target: Path, limits: ArchiveLimits) -> str | None:
+    """Expands ``file`` into ``target`` within ``limits``; why not, or None."""
+    path, data = file.path, file.held()
     cap = min(limits.max_member_bytes,
               max(limits.ratio_floor_bytes, int(path.stat().st_size * limits.max_ratio)))
     written = 0
     try:
-        with gzip.open(path, "rb") as packed, target.open("wb") as out:
+        with (gzip.open(path, "rb") if data is None else gzip.GzipFile(fileobj=io.BytesIO(data))
+              ) as packed, target.open("wb") as out:
             while chunk := packed.read(1 << 20):
                 written += len(chunk)
                 if written > cap:
@@ -301,19 +310,17 @@ def _unsupported(path: Path) -> str:
     return f"unsupported file type: no reader for {kind}"
 
 
-def _read_as(
-    fmt: str, path: Path, doc_id: str, options: LoadOptions
-) -> tuple[Document, list[Node]] | str:
-    """The document and nodes of ``path`` read as ``fmt``, or why not."""
+def _read_as(fmt: str, file: File, options: LoadOptions) -> tuple[Document, list[Node]] | str:
+    """The document and nodes of ``file`` read as ``fmt``, or why not (from the bytes the
+    import holds when its reader takes them: ReaderSpec.takes_bytes)."""
+    path, doc_id = file.path, file.name
     if fmt == TEXT:
-        return file_nodes(path, doc_id, options)
+        return file_nodes(path, doc_id, options, file.held() if path.is_file() else None)
     module = _loaded(fmt)
     if isinstance(module, str):
         return module
-    spec = spec_of(fmt)
     try:
-        doc: StructuredDoc = (module.read(path, doc_id, limits=options.archive_limits)
-                              if spec is not None and spec.zipped else module.read(path, doc_id))
+        doc: StructuredDoc = module.read(path, doc_id, **_reader_arguments(fmt, file, options))
     except ExcerptError as exc:
         return _without_path(str(exc), path)
     except Exception as exc:  # a reader's failure on one file must not end the whole run
@@ -321,6 +328,20 @@ def _read_as(
     if "format" not in doc.metadata:
         doc.metadata["format"] = fmt
     return nodes_of(doc, str(path.resolve()), options)
+
+
+def _reader_arguments(fmt: str, file: File, options: LoadOptions) -> dict[str, Any]:
+    """What a reader takes besides the path: archive limits for a zipped format, and the
+    bytes the import holds for a reader that takes them."""
+    spec = spec_of(fmt)
+    arguments: dict[str, Any] = {}
+    if spec is not None and spec.zipped:
+        arguments["limits"] = options.archive_limits
+    if spec is not None and spec.takes_bytes and file.path.is_file():
+        data = file.held()
+        if data is not None:
+            arguments["data"] = data
+    return arguments
 
 
 def _without_path(message: str, path: Path) -> str:

@@ -31,6 +31,7 @@ from markdown_it.token import Token
 from excerpt.errors import InputError
 from excerpt.ingest._common import BINARY_SNIFF_BYTES, read_text_file
 from excerpt.ingest.documents.blocks import Block, StructuredDoc
+from excerpt.ingest.files import head_of
 
 __all__ = ["MARKDOWN_SUFFIXES", "looks_like", "parse", "read"]
 
@@ -76,11 +77,11 @@ _TAG = re.compile(r"<[^>]*>")
 _ATX_START = re.compile(r"^#{1,6}[ \t]+\S")
 
 
-def read(path: Path, doc_id: str) -> StructuredDoc:
-    """The Markdown file at ``path``; :class:`InputError` naming it when it cannot be read as
-    UTF-8 text or holds no text."""
+def read(path: Path, doc_id: str, *, data: bytes | None = None) -> StructuredDoc:
+    """The Markdown file at ``path`` (``data``: its bytes, when already read); :class:`InputError`
+    naming it when it cannot be read as UTF-8 text or holds no text."""
 
-    text, reason = read_text_file(path)
+    text, reason = read_text_file(path, data)
     if text is None:
         raise InputError(f"{path}: {reason}")
     doc = parse(text, doc_id, path.name)
@@ -89,15 +90,13 @@ def read(path: Path, doc_id: str) -> StructuredDoc:
     return doc
 
 
-def looks_like(path: Path) -> bool:
+def looks_like(path: Path, head: bytes | None = None) -> bool:
     """A Markdown file by its name, or a UTF-8 text file that opens with front matter or an
-    ATX heading (a ``README`` without a suffix)."""
+    ATX heading (a ``README`` without a suffix); ``head``: its first bytes, when already read."""
     if path.suffix.lower() in MARKDOWN_SUFFIXES:
         return True
-    try:
-        with path.open("rb") as f:
-            head = f.read(BINARY_SNIFF_BYTES)
-    except OSError:
+    head = head_of(path, BINARY_SNIFF_BYTES, head)
+    if head is None:
         return False
     if b"\x00" in head:
         return False

@@ -52,9 +52,10 @@ def looks_like(path: Path) -> bool:
         return False
 
 
-def read(path: Path, doc_id: str) -> StructuredDoc:
-    """Read one PDF (see the module docstring); raises :class:`InputError` naming the file."""
-    pdf = _open(path)
+def read(path: Path, doc_id: str, *, data: bytes | None = None) -> StructuredDoc:
+    """Read one PDF (see the module docstring); raises :class:`InputError` naming the file.
+    ``data``: its bytes, when already read (PDFium parses them; the file is not opened)."""
+    pdf = _open(path) if data is None else _open_bytes(path, data)
     try:
         outline = _outline(pdf)
         pages, items, empty = _pages(pdf)
@@ -86,16 +87,40 @@ def read(path: Path, doc_id: str) -> StructuredDoc:
 
 
 def _open(path: Path) -> Any:
+    """PDFium's document of the file at ``path``, once its first and last bytes (read in one
+    open) look like a whole PDF's; PDFium then opens the path itself (a second open, of a
+    file too large for the import to hold: PDFium reads a path natively)."""
     if not path.is_file():
         raise InputError(f"{path}: no such file")
-    if not looks_like(path):
-        raise InputError(f"{path}: not a PDF (no %PDF- header)")
-    with path.open("rb") as f:
-        f.seek(max(0, path.stat().st_size - _TAIL))
-        if b"%%EOF" not in f.read():
-            raise InputError(f"{path}: the PDF is truncated or damaged (no %%EOF at its end)")
     try:
-        return pdfium.PdfDocument(str(path))
+        with path.open("rb") as f:
+            head = f.read(_HEAD)
+            f.seek(max(0, path.stat().st_size - _TAIL))
+            tail = f.read()
+    except OSError:
+        head = tail = b""
+    _check(path, head, tail)
+    return _parsed(path, str(path))
+
+
+def _open_bytes(path: Path, data: bytes) -> Any:
+    """As :func:`_open`, from the file's bytes (the same checks, on the same bytes)."""
+    _check(path, data[:_HEAD], data[-_TAIL:])
+    return _parsed(path, data)
+
+
+def _check(path: Path, head: bytes, tail: bytes) -> None:
+    """Refuses a file that does not start as a PDF or lacks the end marker of a whole one."""
+    if MAGIC not in head:
+        raise InputError(f"{path}: not a PDF (no %PDF- header)")
+    if b"%%EOF" not in tail:
+        raise InputError(f"{path}: the PDF is truncated or damaged (no %%EOF at its end)")
+
+
+def _parsed(path: Path, source: str | bytes) -> Any:
+    """PDFium's document of ``source`` (the file's path or its bytes)."""
+    try:
+        return pdfium.PdfDocument(source)
     except pdfium.PdfiumError as err:
         if getattr(err, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
             raise InputError(f"{path}: the PDF is encrypted and needs a password; decrypt it "

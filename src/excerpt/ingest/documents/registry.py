@@ -7,7 +7,11 @@ module plus one line here.
 A reader module (``module``: under ``excerpt.ingest.documents``, or a full dotted name) has
 ``read(path, doc_id) -> StructuredDoc`` (``read(path, doc_id, limits=...)`` for a zipped
 format, which must stay within the import's archive limits), and ``looks_like(path)`` when the
-format is ``sniffed``.  Nothing here imports a reader: a search never pays for the PDF one.
+format is ``sniffed``.  A reader whose line says ``takes_bytes`` also takes the file's bytes
+when the import holds them (``read(..., data=...)``, ``looks_like(path, head=...)``: the
+file's first :data:`excerpt.ingest.files.HEAD_BYTES`), so the file is opened once for the hash,
+the sniff and the read (ingest/files.py); a reader without it opens the file itself.
+Nothing here imports a reader: a search never pays for the PDF one.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ class ReaderSpec:
     """A zip archive: read within the import's archive limits."""
     names_a_folder: bool = False
     """A folder holding a file of this format is read as documents (ingest/detect.py)."""
+    takes_bytes: bool = False
+    """``read`` takes ``data=`` and ``looks_like`` ``head=`` (the bytes the import holds)."""
 
     @property
     def module_name(self) -> str:
@@ -40,13 +46,14 @@ class ReaderSpec:
 
 
 READERS: list[ReaderSpec] = [
-    ReaderSpec("pdf", (".pdf",), "pdf", head=b"%PDF-", names_a_folder=True),
+    ReaderSpec("pdf", (".pdf",), "pdf", head=b"%PDF-", names_a_folder=True, takes_bytes=True),
     ReaderSpec("docx", (".docx",), "docx", zip_member=("word/document.xml", None), zipped=True,
-               names_a_folder=True),
+               names_a_folder=True, takes_bytes=True),
     ReaderSpec("epub", (".epub",), "epub", zip_member=("mimetype", b"application/epub+zip"),
-               zipped=True, names_a_folder=True),
-    ReaderSpec("html", (".html", ".htm", ".xhtml"), "html", sniffed=True, names_a_folder=True),
-    ReaderSpec("markdown", (".md", ".markdown"), "markdown", sniffed=True),
+               zipped=True, names_a_folder=True, takes_bytes=True),
+    ReaderSpec("html", (".html", ".htm", ".xhtml"), "html", sniffed=True, names_a_folder=True,
+               takes_bytes=True),
+    ReaderSpec("markdown", (".md", ".markdown"), "markdown", sniffed=True, takes_bytes=True),
     ReaderSpec("text", (".txt", ".text", ".rst"), "text"),  # plain text: text.file_nodes
 ]
 """Every document format, in the order detection asks them."""

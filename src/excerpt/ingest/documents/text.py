@@ -27,19 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import CorpusError
-from excerpt.ingest._common import (
-    check_options,
-    read_text_file,
-    relative_id,
-    require_paths,
-    source_name,
-    walk_files,
-)
+from excerpt.ingest._common import check_options, files_of, read_text_file, source_name
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
 from excerpt.ingest.chunking import chunk_spans
 from excerpt.ingest.documents.markdown import MARKDOWN_SUFFIXES, clean_title
 from excerpt.ingest.documents.markdown import parse as parse_markdown
 from excerpt.ingest.documents.structure import nodes_of
+from excerpt.ingest.files import File
 from excerpt.ingest.nodes import chunk_node
 from excerpt.types import Document, IngestIssue, Node
 
@@ -53,7 +47,8 @@ def load_text(paths: Sequence[Path], options: LoadOptions | None = None) -> Load
     """Load text/markdown files and folders into one corpus (see the module docstring)."""
     options = options or LoadOptions()
     check_options(options)
-    given = require_paths(paths, options.roots)
+    found = files_of(paths, options)
+    given = found.given
     corpus = LoadedCorpus(source=source_name(given))
     owners: dict[str, Path] = {}
     seen: set[Path] = set()
@@ -61,16 +56,16 @@ def load_text(paths: Sequence[Path], options: LoadOptions | None = None) -> Load
     for path in sorted(given, key=lambda p: str(p.resolve())):
         if path.is_dir():
             before_docs, before_issues = len(corpus.documents), len(corpus.errors)
-            files = [f for f in walk_files(path) if f.suffix.lower() in TEXT_SUFFIXES]
+            files = [f for f in found.files(path) if f.suffix in TEXT_SUFFIXES]
             for f in files:
-                _load_file(f, relative_id(f, path), options, corpus, owners, seen)
+                _load_file(f, options, corpus, owners, seen)
             if len(corpus.documents) == before_docs:
                 raise CorpusError(
                     f"no readable text files in {path}"
                     + _why(corpus.errors[before_issues:], len(files))
                 )
         else:
-            _load_file(path, path.name, options, corpus, owners, seen)
+            _load_file(found.files(path)[0], options, corpus, owners, seen)
     if not corpus.documents:
         raise CorpusError(
             "no readable text files in " + ", ".join(str(p) for p in given) + _why(corpus.errors)
@@ -88,13 +83,13 @@ def _why(issues: Sequence[IngestIssue], candidates: int | None = None) -> str:
 
 
 def _load_file(
-    path: Path,
-    doc_id: str,
+    file: File,
     options: LoadOptions,
     corpus: LoadedCorpus,
     owners: dict[str, Path],
     seen: set[Path],
 ) -> None:
+    path, doc_id = file.path, file.name
     resolved = path.resolve()
     if resolved in seen:  # the same file reached twice (named twice, or inside a named folder)
         return
@@ -107,7 +102,8 @@ def _load_file(
             f"two files would get the same document id {doc_id!r}: {owners[doc_id]} and {path}; "
             "load them as separate sources"
         )
-    read = file_nodes(path, doc_id, options)
+    read = file_nodes(path, doc_id, options, file.held() if path.is_file() else None)
+    file.release()
     if isinstance(read, str):
         corpus.errors.append(IngestIssue(path=str(path), reason=read))
         return
@@ -117,9 +113,12 @@ def _load_file(
     corpus.nodes.extend(nodes)
 
 
-def file_nodes(path: Path, doc_id: str, options: LoadOptions) -> tuple[Document, list[Node]] | str:
-    """One text or Markdown file's document and nodes, or why it cannot be read."""
-    text, reason = read_text_file(path) if path.is_file() else (None, "not a regular file")
+def file_nodes(path: Path, doc_id: str, options: LoadOptions, data: bytes | None = None
+               ) -> tuple[Document, list[Node]] | str:
+    """One text or Markdown file's document and nodes, or why it cannot be read; ``data``:
+    its bytes when the import holds them (ingest/files.py), so it is not read again."""
+    text, reason = (read_text_file(path, data) if path.is_file()
+                    else (None, "not a regular file"))
     if text is None:
         return reason or "unreadable"
     source = str(path.resolve())

@@ -73,10 +73,12 @@ def section_names(archive: SafeZip) -> list[str]:
     return ordered
 
 
-def hwpx_paragraphs(path: Path, limits: ArchiveLimits | None = None) -> Iterator[str]:
+def hwpx_paragraphs(path: Path, limits: ArchiveLimits | None = None,
+                    data: bytes | None = None) -> Iterator[str]:
     """The text of every paragraph in reading order (empty paragraphs included as '');
-    see the module docstring for tables, line breaks, headers, notes and numbering."""
-    with SafeZip(path, limits or ArchiveLimits(), "an HWPX file") as archive:
+    see the module docstring for tables, line breaks, headers, notes and numbering.
+    ``data``: the file's bytes, when already read (the file is not opened again)."""
+    with SafeZip(path, limits or ArchiveLimits(), "an HWPX file", data) as archive:
         name = "Contents/content.hpf"
         try:
             sections = section_names(archive)

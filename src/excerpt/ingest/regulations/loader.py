@@ -78,15 +78,9 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import CorpusError
-from excerpt.ingest._common import (
-    check_options,
-    labels,
-    read_text_file,
-    require_paths,
-    source_name,
-    walk_files,
-)
+from excerpt.ingest._common import check_options, files_of, labels, read_text_file, source_name
 from excerpt.ingest.base import LoadedCorpus, LoadOptions
+from excerpt.ingest.files import File, head_of
 from excerpt.ingest.regulations.hwpx import hwpx_paragraphs
 from excerpt.ingest.regulations.refs import ReferenceIndex, reference_edges
 from excerpt.ingest.regulations.text import (
@@ -129,19 +123,23 @@ def _load_books(
 ) -> LoadedCorpus:
     options = options or LoadOptions()
     check_options(options)
-    given = require_paths(paths, options.roots)
-    files: list[Path] = []
+    every = files_of(paths, options)
+    given = every.given
+    files: list[File] = []
     for path in given:
-        files.extend([f for f in walk_files(path) if f.suffix.lower() in suffixes]
-                     if path.is_dir() else [path])
+        files.extend([f for f in every.files(path) if f.suffix in suffixes]
+                     if path.is_dir() else every.files(path))
     if not files:
         raise CorpusError(f"no {' or '.join(suffixes)} files in "
                           + ", ".join(str(p) for p in given))
     corpus = LoadedCorpus(source=source_name(given), index_titles=True)
     owners: dict[str, Path] = {}
     index = ReferenceIndex()
-    for f in sorted({f.resolve(): f for f in files}.values(), key=lambda p: str(p.resolve())):
-        book = _read_book(f, options)
+    for file in sorted({f.path.resolve(): f for f in files}.values(),
+                       key=lambda f: str(f.path.resolve())):
+        f = file.path
+        book = _read_book(f, options, file.held() if f.is_file() else None)
+        file.release()
         docs, nodes = _emit(book, f, options, index)
         for doc in docs:
             if doc.id in owners:
@@ -159,26 +157,27 @@ def _load_books(
     return corpus
 
 
-def looks_like_regulations(path: Path, sniff_bytes: int = 65536) -> bool:
-    """A ``.txt`` file whose start holds contents lines ``name<TAB>1-2-3`` of regulations."""
+def looks_like_regulations(path: Path, sniff_bytes: int = 65536, *,
+                           head: bytes | None = None) -> bool:
+    """A ``.txt`` file whose start holds contents lines ``name<TAB>1-2-3`` of regulations;
+    ``head``: the file's first bytes, when already read."""
     if path.suffix.lower() != ".txt" or not path.is_file():
         return False
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(sniff_bytes).decode("utf-8", errors="replace")
-    except OSError:
+    head = head_of(path, sniff_bytes, head)
+    if head is None:
         return False
-    hits = re.findall(r"(?:규정|세칙|학칙|정관|규칙)(?:【폐지】)?[ \t]*\t[ \t]*\d+-\d+-\d+", head)
+    start = head.decode("utf-8", errors="replace")
+    hits = re.findall(r"(?:규정|세칙|학칙|정관|규칙)(?:【폐지】)?[ \t]*\t[ \t]*\d+-\d+-\d+", start)
     return len(hits) >= 3
 
 
-def _read_book(path: Path, options: LoadOptions) -> Book:
+def _read_book(path: Path, options: LoadOptions, data: bytes | None = None) -> Book:
     text: str | None
     reason: str | None = "not a regular file"
     if path.suffix.lower() == ".hwpx":
-        text = "\n".join(hwpx_paragraphs(path, options.archive_limits))
+        text = "\n".join(hwpx_paragraphs(path, options.archive_limits, data))
     elif path.is_file():
-        text, reason = read_text_file(path)
+        text, reason = read_text_file(path, data)
     else:
         text = None
     if text is None:
