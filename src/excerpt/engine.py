@@ -2,7 +2,7 @@
 
     ingest:  load (per format) -> language + tokens per node -> vectors (cached) -> segment
              -> publish (one transaction)
-    search:  resolve the read view -> security + metadata masks -> analyze the query
+    search:  resolve the read view -> security + metadata masks -> read the query once
              -> bm25 | semantic | hybrid fusion -> fetch the hit nodes
     graph:   the same view -> breadth-first over allow-listed edges of visible nodes
              (outgoing, incoming or both)
@@ -21,11 +21,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from excerpt.analyze import analyze, detect_language
 from excerpt.catalogue import Catalogue
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError, NotFoundError, StoreError
 from excerpt.graph.expand import DIRECTIONS, Direction, GraphLimits, GraphResult, expand
+from excerpt.query.question import Question
 from excerpt.retrieve.access import Access
 from excerpt.retrieve.backends import access_for
 from excerpt.retrieve.searcher import Searcher, SearchResult
@@ -275,18 +275,18 @@ class Engine:
         filters, principal, view = self._open_view(filters, principal)
         return self._search(view, query, filters, principal, mode, k, fetch, reranker, t0)
 
-    def _search(self, view: View, query: str, filters: Filters, principal: Principal,
-                mode: SearchMode, k: int | None, fetch: bool, reranker: str | None,
-                t0: float) -> SearchResult:
+    def _search(self, view: View, query: str | Question, filters: Filters,
+                principal: Principal, mode: SearchMode, k: int | None, fetch: bool,
+                reranker: str | None, t0: float) -> SearchResult:
         """:meth:`search` over an open ``view`` (of ``filters`` as ``principal``), the clock
         started at ``t0`` (before the view was opened, when it was); traced when traces are
-        kept."""
+        kept. ``query``: a text (read by the search) or a question an ask has read."""
         result = self.searcher.search(view, query, filters, principal, mode, k, fetch,
                                       reranker, t0)
         if self._trace_log and fetch:
             from excerpt.provenance.trace import search_entry
 
-            trace, lines = search_entry(query, mode, result.k,
+            trace, lines = search_entry(result.query, mode, result.k,
                                         self._applied(view, filters, principal), result.hits,
                                         result.timings_ms)
             self._write_trace(trace, self._trace_log.RESULTS_LOG, lines)
@@ -329,6 +329,8 @@ class Engine:
         excluded = excluded_parts(self.settings.ask_exclude_parts, filters.metadata)
         # one view per metadata scope the inner searches read, all of one resolve
         views: dict[tuple[tuple[str, str], ...], View] = {(): view}
+        asked = self.searcher.read(question)  # every stage reads it (query/question.py)
+        questions = {question: asked}  # each text the ask searches, read once
 
         code_question = read_question(question) is not None and bool(code_pins(
             question, lambda names: self.access.code_ids(view, names),
@@ -342,8 +344,10 @@ class Engine:
             if key not in views:
                 check_where(scoped.metadata)
                 views[key] = self.access.view(snapshots, principal, scoped.metadata)
-            return self._search(views[key], query, scoped, principal, mode, n, True, None,
-                                time.perf_counter())
+            if query not in questions:
+                questions[query] = self.searcher.read(query)
+            return self._search(views[key], questions[query], scoped, principal, mode, n, True,
+                                None, time.perf_counter())
 
         def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Passage]:
             scoped = replace(filters, metadata={**filters.metadata, **scope})
@@ -364,9 +368,9 @@ class Engine:
         pipeline = AskPipeline(
             search, chosen, lambda q: self._idf(view, q),
             vectors if mode != "bm25" else None, client, reader_name,
-            reader_name == "openai", detect_language,
-            lambda q: self._sentence_embed(view, q), as_typed=mode != "bm25")
-        return pipeline.run(question, options, explain, record, on_sentence)
+            model_concepts=reader_name == "openai",
+            embed=lambda q: self._sentence_embed(view, q), as_typed=mode != "bm25")
+        return pipeline.run(asked, options, explain, record, on_sentence)
 
     def _reader(self, options: AskOptions, llm: Any) -> tuple[str, Any]:
         """(reader name, its chat client): ``llm`` when given (the reader it says it is, else
@@ -404,13 +408,15 @@ class Engine:
 
         filters, principal, view = self._open_view(filters, principal)
         options = options or AskOptions()
-        weights = self._idf(view, question)
-        return compose(question, passages, detect_language(question), options.max_quotes,
+        asked = self.searcher.read(question)
+        weights = self._idf(view, asked)
+        return compose(asked, passages, asked.language, options.max_quotes,
                        options.min_confidence, weights, self._sentence_embed(view, question),
                        absent=weights.absent)
 
-    def _idf(self, view: View, question: str) -> IdfWeights:
-        return self.access.idf_weights(view, analyze(question, detect_language(question)))
+    def _idf(self, view: View, question: Question) -> IdfWeights:
+        """The view's idf weights of the question's tokens (the composer's coverage)."""
+        return self.access.idf_weights(view, list(question.tokens))
 
     def _sentence_embed(self, view: View, question: str) -> Embed | None:
         from excerpt.compose.extract import view_embed

@@ -40,6 +40,7 @@ from excerpt.compose.grounding import concepts
 from excerpt.engine import Engine
 from excerpt.provenance import prov
 from excerpt.provenance.prov import ExplainEvent
+from excerpt.query.question import Question
 from excerpt.rerank import get_reranker
 from excerpt.rerank.base import Reranker, RerankResult
 from excerpt.types import Filters, SearchMode
@@ -412,8 +413,8 @@ def test_engine_ask_searches_the_question_as_its_ranking_reads_it(
     queries: list[str] = []
     real_search = engine._search  # each of the ask's searches, over the view it opened once
 
-    def spy(view: Any, query: str, *rest: Any) -> Any:
-        queries.append(query)
+    def spy(view: Any, query: Question, *rest: Any) -> Any:
+        queries.append(query.text)  # the ask passes each text it searches as read once
         return real_search(view, query, *rest)
 
     engine._search = spy  # type: ignore[method-assign]

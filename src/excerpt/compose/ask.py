@@ -28,6 +28,11 @@
    extractive answer alone, saying why, when nothing survives or the model fails.
    ``AskResult.reader`` says who wrote the answer, with its tokens and time.
 
+The question is read once (:class:`excerpt.query.question.Question`: its language, tokens and,
+when it is searched as typed, its query plan): grounding, exploration and composition read it
+instead of detecting and analysing the text again (the engine passes the one it read, with its
+query lexicon; a text given here is read with the packaged one).
+
 Every stage can emit a PROV-O event (:class:`excerpt.provenance.prov.ProvenanceRecorder`). The
 pipeline only ever sees what ``search`` returned, which is what the caller may see, so the
 events, quotes and citations cannot mention anything else.
@@ -47,6 +52,7 @@ from excerpt.compose.grounding import concepts as offline_concepts
 from excerpt.compose.grounding import scope as question_scope
 from excerpt.compose.synthesis import ChatClient, KeptSentence
 from excerpt.provenance.prov import Candidate, ExplainCallback, ProvenanceRecorder
+from excerpt.query.question import Question
 from excerpt.rerank.base import Reranker
 from excerpt.retrieve.searcher import OVERFETCH_FACTOR
 from excerpt.types import IdfWeights
@@ -123,7 +129,8 @@ class AskResult:
 class AskPipeline:
     search: SearchFn
     reranker: Reranker | None = None
-    weights: Callable[[str], IdfWeights] | None = None
+    weights: Callable[[Question], IdfWeights] | None = None
+    """question -> the idf weights of its tokens in the collection (the composer's coverage)."""
     vectors: Callable[[Sequence[Passage]], Any] | None = None
     llm: ChatClient | None = None
     """The reader's chat client (compose.readers.open_reader); None: extractive only."""
@@ -131,38 +138,40 @@ class AskPipeline:
     model_concepts: bool = False
     """Ask the model for the question's concepts too (the openai reader: a remote model is
     quick; a local one would double the wait)."""
-    detect: Callable[[str], str] | None = None
     embed: Callable[[str], Embed | None] | None = None
     """question -> a sentence embedder for it (the collection's model), or None."""
     as_typed: bool = False
     """Search the question as typed (a dense ranking: its model learned from questions) rather
     than without its framing words (BM25 alone, where "who" would match any "who")."""
 
-    def run(self, question: str, options: AskOptions | None = None,
+    def run(self, question: str | Question, options: AskOptions | None = None,
             explain: ExplainCallback | None = None, record: bool = False,
             on_sentence: Callable[[KeptSentence], None] | None = None) -> AskResult:
+        """Answer ``question``: a text, or the question its caller read already (the engine:
+        with its query lexicon); every stage reads the one :class:`Question`."""
+        asked = question if isinstance(question, Question) else Question.read(question)
+        question, language = asked.text, asked.language
         options = options or AskOptions()
         timings: dict[str, float] = {}
         recorder = ProvenanceRecorder(question, explain) if (explain or record) else None
-        language = self.detect(question) if self.detect else "en"
         if recorder:
             recorder.question()
         t = time.perf_counter()
-        concepts, scope = self._ground(question), question_scope(question)
+        concepts, scope = self._ground(asked), question_scope(question)
         timings["grounding"] = _ms(t)
         if recorder:
             recorder.grounding(concepts)
         t = time.perf_counter()
         count = fetch_count(options.doc_limit, options.fetch_limit, self.reranker is not None)
-        candidates, scope = self._explore(question, concepts, count, scope)
+        candidates, scope = self._explore(asked, concepts, count, scope)
         timings["retrieval"] = _ms(t)
         if recorder:
             recorder.exploration([_candidate(p) for p in candidates])
         documents = self._focus(question, candidates, options, recorder, timings)
         documents = self._diversify(documents, options, timings)
         t = time.perf_counter()
-        weights = self.weights(question) if self.weights else None
-        composed = compose(question, documents, language, options.max_quotes,
+        weights = self.weights(asked) if self.weights else None
+        composed = compose(asked, documents, language, options.max_quotes,
                            options.min_confidence, weights,
                            self.embed(question) if self.embed else None, options.said,
                            weights.absent if weights is not None else frozenset())
@@ -179,19 +188,20 @@ class AskPipeline:
                          self.reranker.name if self.reranker else None, timings, recorder,
                          synthesis, reader)
 
-    def _ground(self, question: str) -> list[str]:
+    def _ground(self, question: Question) -> list[str]:
         if self.llm is not None and self.model_concepts:
             from excerpt.compose.synthesis import extract_concepts
 
-            found = extract_concepts(question, self.llm)
+            found = extract_concepts(question.text, self.llm)
             if found:
                 return found
-        return offline_concepts(question)
+        return offline_concepts(question.text, question.language)
 
-    def _explore(self, question: str, concepts: Sequence[str], count: int,
+    def _explore(self, question: Question, concepts: Sequence[str], count: int,
                  scope: dict[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
         queries = [(c, per_concept(count, len(concepts))) for c in concepts]
-        whole = question if self.as_typed else search_text(question)
+        whole = question.text if self.as_typed else search_text(question.text,
+                                                                 question.language)
         queries += [(whole, count)] if whole not in concepts else []
         for tried in alternatives(scope):
             merged = _merge([self.search(q, k, tried) for q, k in queries])

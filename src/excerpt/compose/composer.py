@@ -51,6 +51,7 @@ from excerpt.compose.grounding import key_tokens
 from excerpt.compose.question import shape
 from excerpt.compose.quotes import Quote
 from excerpt.compose.sentences import one_line
+from excerpt.query.question import Question
 from excerpt.types import Node
 
 # calibrated on the tune half of bench/qa/books.yaml, BM25 and hybrid pooled (bench/ask.py
@@ -157,7 +158,7 @@ def _moving_on(ranked: list[Sentence], said: str, min_confidence: float) -> list
     return ranked
 
 
-def compose(question: str, passages: Sequence[Passage], language: str = "en",
+def compose(question: str | Question, passages: Sequence[Passage], language: str = "en",
             max_quotes: int = DEFAULT_MAX_QUOTES, min_confidence: float = MIN_CONFIDENCE,
             weights: Mapping[str, float] | None = None,
             embed: Embed | None = None, said: str = "",
@@ -167,12 +168,16 @@ def compose(question: str, passages: Sequence[Passage], language: str = "en",
     in the collection's embedder (None: lexical features only); ``max_quotes``: most passages
     cited; ``said``: the answer a conversation just gave (its sentences give way, see
     :func:`_moving_on`); ``absent``: the question's tokens the collection never holds (an
-    answer to a question about one of them is cautious, see the module docstring, 5)."""
+    answer to a question about one of them is cautious, see the module docstring, 5).
+    ``question``: a text, or the question an ask has read (its language and tokens are not
+    worked out again)."""
     if max_quotes < 1:
         raise ValueError("max_quotes must be at least 1")
-    asked = shape(question)
-    ranked = score(candidates([p.node for p in passages]), question, key_tokens(question),
-                   asked, weights, embed)
+    read = question if isinstance(question, Question) else Question.read(question)
+    asked = shape(read.text, read.language)
+    wanted = key_tokens(read.text, read.language, read.tokens)
+    ranked = score(candidates([p.node for p in passages]), read.text, wanted, asked, weights,
+                   embed)
     ranked = _moving_on(ranked, said, min_confidence)
     first = opener(ranked)
     best = confidence(first.features) if first else 0.0

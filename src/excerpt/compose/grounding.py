@@ -29,6 +29,7 @@ is already a formal reference.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -161,33 +162,45 @@ def _korean_runs(text: str) -> list[list[str]]:
     return runs
 
 
-def concepts(question: str) -> list[str]:
-    """The question's concepts, in order (see the module docstring)."""
+def concepts(question: str, language: str | None = None) -> list[str]:
+    """The question's concepts, in order (see the module docstring). ``language``: the
+    question's, when the caller has detected it (it holds for the question without its scope
+    words only when none were taken out: "12쪽" is Korean)."""
     text = question
     for words in _SCOPE_WORDS:
         text = words.sub(" ", text)
     if REFERENCE.search(text):  # names an article: a formal query is one concept
         return [question.strip()]
-    runs = _korean_runs(text) if detect_language(text) == "ko" else _english_runs(text)
+    if language is None or text != question:
+        language = detect_language(text)
+    runs = _korean_runs(text) if language == "ko" else _english_runs(text)
     phrases = [run[i:i + MAX_PHRASE] for run in runs for i in range(0, len(run), MAX_PHRASE)]
     found = list(dict.fromkeys(" ".join(p) for p in phrases if p))
     return found[:MAX_CONCEPTS] or [question.strip()]
 
 
-def search_text(question: str) -> str:
+def search_text(question: str, language: str | None = None) -> str:
     """The question as a search query: English without the words that only frame it ("Who
     captained the team?" -> "captained the team?": a "who" would match any passage about who
-    may do something); Korean as it is (its endings are not tokens). Never empty."""
-    if detect_language(question) == "ko":
+    may do something); Korean as it is (its endings are not tokens). Never empty.
+    ``language``: the question's, when the caller has detected it."""
+    if (language or detect_language(question)) == "ko":
         return question
     stop = question_stopwords()
     kept = " ".join(w for w in question.split() if _EDGE_PUNCT.sub("", w).lower() not in stop)
     return kept if kept.strip() else question
 
 
-def key_tokens(question: str) -> frozenset[str]:
+def key_tokens(question: str, language: str | None = None,
+               tokens: Sequence[str] | None = None) -> frozenset[str]:
     """The question's analyzer tokens without the words that only frame it (English: how,
-    does, say …; Korean particles and endings are gone already): what an answer must cover."""
-    language = detect_language(question)
-    return frozenset(analyze(search_text(question), language)) or frozenset(
-        analyze(question, language))
+    does, say …; Korean particles and endings are gone already): what an answer must cover.
+    ``language`` and ``tokens``: the question's, when the caller has read it already (the
+    question with no framing word to leave out is not analysed again)."""
+    language = language or detect_language(question)
+    searched = search_text(question, language)
+    if tokens is None or searched != question:
+        found = frozenset(analyze(searched, language))
+        if found:
+            return found
+    return frozenset(analyze(question, language) if tokens is None else tokens)

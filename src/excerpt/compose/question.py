@@ -147,8 +147,9 @@ class QuestionShape:
         return 1.0 if any(abs(c - a) <= NEAR for c in cues for a in at) else 0.0
 
 
-def question_kind(question: str) -> str:
-    if detect_language(question) == "ko":
+def question_kind(question: str, language: str | None = None) -> str:
+    """The question's type (module docstring); ``language``: the question's, when known."""
+    if (language or detect_language(question)) == "ko":
         return next((kind for word, kind in _KOREAN_TYPES if word in question), "other")
     if _WHEN_WORDS.search(question):
         return "when"
@@ -160,10 +161,11 @@ def question_kind(question: str) -> str:
     return "other"
 
 
-def question_focus(question: str) -> frozenset[str]:
+def question_focus(question: str, language: str | None = None) -> frozenset[str]:
     """The analyzer tokens of what the question is about (module docstring); Korean: none
-    (every noun of a Korean question is a key token already)."""
-    language = detect_language(question)
+    (every noun of a Korean question is a key token already). ``language``: the question's,
+    when known."""
+    language = language or detect_language(question)
     if language == "ko":
         return frozenset()
     words = _WORD.findall(question)
@@ -175,9 +177,12 @@ def question_focus(question: str) -> frozenset[str]:
     return frozenset(analyze(text, language))
 
 
-def shape(question: str) -> QuestionShape:
+def shape(question: str, language: str | None = None) -> QuestionShape:
+    """What ``question`` asks (module docstring); ``language``: the question's, when the
+    caller has detected it (an ask reads its question once: query/question.py)."""
+    language = language or detect_language(question)
     names = frozenset(w.lower() for w in _WORD.findall(question) if w[0].isupper())
-    defining = detect_language(question) != "ko" and _DEFINITION.search(question) is not None
-    kind = question_kind(question)
+    defining = language != "ko" and _DEFINITION.search(question) is not None
+    kind = question_kind(question, language)
     unit = question_unit(question) if kind in {"count", "when"} else ""
-    return QuestionShape(kind, question_focus(question), defining, names, unit)
+    return QuestionShape(kind, question_focus(question, language), defining, names, unit)

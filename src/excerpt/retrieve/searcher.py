@@ -1,23 +1,23 @@
-"""One search over an open view, stage by stage: analyse the query (language, tokens, what
-it names, the expansion and adaptive k of query/), rank it (BM25, dense, or both fused:
-the legs at once when the dense one walks an index or a database answers both), pin the
-nodes it names first, rerank (over-fetching ``OVERFETCH_FACTOR`` x k), follow citations, and
-read the hit rows.  The engine opens the view and traces the result; an ask runs its
-searches here over the one view it opened (engine.py).
+"""One search over an open view, stage by stage: read the query once (language, tokens, the
+expansion and adaptive k of query/: a :class:`excerpt.query.question.Question`; an ask passes
+the question it read already), rank it (BM25, dense, or both fused: the legs at once when the
+dense one walks an index or a database answers both), pin the nodes it names first, rerank
+(over-fetching ``OVERFETCH_FACTOR`` x k), follow citations, and read the hit rows.  The engine
+opens the view and traces the result; an ask runs its searches here over the one view it
+opened (engine.py).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from excerpt.analyze import analyze, detect_language, foresee
 from excerpt.errors import InputError
+from excerpt.query.question import Question
 from excerpt.query.topk import TopK, reduce_for_latency
-from excerpt.query.understand import terms_to_add, understand
 from excerpt.retrieve.access import Access
 from excerpt.retrieve.citations import pin_named
 from excerpt.retrieve.fusion import blend, rrf
@@ -71,23 +71,25 @@ class Searcher:
         self.access, self.settings = access, settings
         self._nodes_at, self._warm, self._reranker = nodes_at, warm, reranker
 
-    def search(self, view: View, query: str, filters: Filters, principal: Principal,
-               mode: SearchMode, k: int | None, fetch: bool, reranker: str | None,
-               t0: float) -> SearchResult:
+    def read(self, text: str) -> Question:
+        """``text`` read once as every stage of a search or an ask reads it (query/question.py),
+        with this engine's query lexicon and expansion weight."""
+        return Question.read(text, self.settings.query_lexicon, self.settings.expansion_weight)
+
+    def search(self, view: View, query: str | Question, filters: Filters,
+               principal: Principal, mode: SearchMode, k: int | None, fetch: bool,
+               reranker: str | None, t0: float) -> SearchResult:
         """Rank ``view`` for ``query`` (``filters`` as ``principal``: what the result says
         was applied), the clock started at ``t0``: analysis, the legs and their fusion, the
         nodes the query names first, the reranker (over-fetching), citation hops, the hit
-        rows (``fetch``)."""
+        rows (``fetch``). A text is read here (timed as analysis); a :class:`Question` an ask
+        has read already is not read again."""
         timings: dict[str, float] = {}
         t1 = time.perf_counter()
         timings["filter"] = (t1 - t0) * 1000
-        language = detect_language(query)
-        foresee(terms_to_add(language, self.settings.query_lexicon), language)
-        tokens = analyze(query, language)
-        plan = understand(query, language, self.settings.query_lexicon, tokens)
+        question = query if isinstance(query, Question) else self.read(query)
+        text, plan, weights = question.text, question.plan, question.weights
         timings.update(plan.timings_ms)
-        weights = plan.weights(tokens, lambda t: analyze(t, language),
-                               self.settings.expansion_weight)
         top, k_reason = self._top_k(k, plan.top_k)
         if mode != "bm25":
             for model in sorted({m for p in view.parts if (m := p.embed_model)}):
@@ -99,15 +101,15 @@ class Searcher:
         if reranking:
             self._reranker(str(reranker))  # an unknown name is refused even with no hits
             depth = top * OVERFETCH_FACTOR
-        ranked, notes = self._rank(view, query, weights, mode, depth, timings)
+        ranked, notes = self._rank(view, text, weights, mode, depth, timings)
         if k is None and plan.top_k is not None:  # retrieval time; one-off model loads excluded
             reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
                                          self.settings.search_budget_ms)
             top, k_reason, ranked = reduced.k, reduced.reason, ranked[: reduced.k]
-        ranked, named = pin_named(query, ranked, lambda ids: self.named(view, query, ids))
+        ranked, named = pin_named(text, ranked, lambda ids: self.named(view, text, ids))
         if reranking and len(ranked) > len(named):
             t_rerank = time.perf_counter()
-            ranked = self._rerank(view, query, ranked, top, str(reranker), len(named))
+            ranked = self._rerank(view, text, ranked, top, str(reranker), len(named))
             timings["rerank"] = (time.perf_counter() - t_rerank) * 1000
         ranked = ranked[:top]
         t_hop = time.perf_counter()
@@ -120,8 +122,20 @@ class Searcher:
         hits = self.fetch(view, ranked) if fetch else []
         timings["fetch"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
-        k = top
-        applied = {
+        analysis = {
+            **_read(question, k_reason), "visible_nodes": view.visible,
+            **({"named_nodes": named} if named else {}),
+            "notes": notes,
+            **({"multi_hop": hop_report.to_json()} if hop_report is not None else {}),
+        }
+        ranking = [(c.id, c.score, view.parts[c.part].info_at(c.ordinal).snapshot_id)
+                   for c in ranked]
+        return SearchResult(text, mode, top, self._applied(view, filters, principal), hits,
+                            analysis, timings, ranking)
+
+    def _applied(self, view: View, filters: Filters, principal: Principal) -> dict[str, Any]:
+        """What a search says was applied: the filters, the snapshots seen, the principal."""
+        return {
             "collection": filters.collection,
             "snapshot_ids": self.access.seen_ids(view),
             **({"snapshot_id": filters.snapshot_id} if filters.snapshot_id else {}),
@@ -129,20 +143,6 @@ class Searcher:
             **({"metadata": dict(filters.metadata)} if filters.metadata else {}),
             **principal.describe(),
         }
-        analysis = {
-            "language": language,
-            "tokens": tokens,
-            "entities": [{"text": e.text, "type": e.entity_type.value} for e in plan.entities],
-            "expanded_terms": plan.expanded_terms,
-            "k_reason": k_reason,
-            "visible_nodes": view.visible,
-            **({"named_nodes": named} if named else {}),
-            "notes": notes,
-            **({"multi_hop": hop_report.to_json()} if hop_report is not None else {}),
-        }
-        ranking = [(c.id, c.score, view.parts[c.part].info_at(c.ordinal).snapshot_id)
-                   for c in ranked]
-        return SearchResult(query, mode, k, applied, hits, analysis, timings, ranking)
 
     def named(self, view: View, query: str, ids: Sequence[str]) -> list[Candidate]:
         """Nodes a search pins first: those whose id the query gives (retrieve/citations.py),
@@ -172,7 +172,7 @@ class Searcher:
         return self.settings.default_k, "default"
 
     def _rank(
-        self, view: View, query: str, tokens: dict[str, float], mode: SearchMode, k: int,
+        self, view: View, query: str, tokens: Mapping[str, float], mode: SearchMode, k: int,
         timings: dict[str, float],
     ) -> tuple[list[Candidate], list[str]]:
         notes: list[str] = []
@@ -180,7 +180,7 @@ class Searcher:
         return ranked, self.access.notes(view) + notes  # after the legs: how they ranked
 
     def _legs(
-        self, view: View, query: str, tokens: dict[str, float], mode: SearchMode, k: int,
+        self, view: View, query: str, tokens: Mapping[str, float], mode: SearchMode, k: int,
         timings: dict[str, float], notes: list[str],
     ) -> list[Candidate]:
         depth = max(k, self.settings.fusion_depth)
@@ -238,3 +238,12 @@ class Searcher:
         nodes = self._nodes_at(places)
         return [Hit(node, c.score, place[0])
                 for c, node, place in zip(ranked, nodes, places, strict=True)]
+
+
+def _read(question: Question, k_reason: str) -> dict[str, Any]:
+    """How the query was read, as a search's analysis opens: language, tokens, entities, the
+    terms added and why k is what it is."""
+    plan = question.plan
+    return {"language": question.language, "tokens": list(question.tokens),
+            "entities": [{"text": e.text, "type": e.entity_type.value} for e in plan.entities],
+            "expanded_terms": plan.expanded_terms, "k_reason": k_reason}
