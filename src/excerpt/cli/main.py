@@ -18,9 +18,10 @@ from typing import Any, TypeVar, cast
 import click
 
 from excerpt.cli.places import citation_place
+from excerpt.edge.errors import in_tree, reason
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import Engine
-from excerpt.errors import ExcerptError, InputError, exhausted
+from excerpt.errors import ExcerptError, InputError
 from excerpt.ingest import FORMATS
 from excerpt.limits import LIMITS, within
 from excerpt.scope import Rights, Scope
@@ -50,23 +51,21 @@ def handles_errors(func: F) -> F:
         ctx = click.get_current_context()
         try:
             return func(*args, **kwargs)
-        except ExcerptError as exc:
-            fail(ctx, exc)
-        except OSError as exc:
-            unavailable = exhausted(exc, "raise the limit (ulimit -n)")
-            if unavailable is None:
+        except (ExcerptError, OSError) as exc:
+            known = in_tree(exc, "raise the limit (ulimit -n)")  # edge/errors.py: every door's
+            if known is None:
                 raise
-            fail(ctx, unavailable)
+            fail(ctx, known)
 
     return cast(F, wrapper)
 
 
 def fail(ctx: click.Context, exc: ExcerptError) -> None:
     """Exits with ``exc``'s code after its one-line reason."""
-    reason = str(exc).splitlines()[0] if str(exc) else exc.kind
+    line = reason(exc)
     if ctx.obj.get("json"):
-        click.echo(json.dumps({"error": reason, "kind": exc.kind}, ensure_ascii=False))
-    click.echo(f"excerpt: {reason}", err=True)
+        click.echo(json.dumps({"error": line, "kind": exc.kind}, ensure_ascii=False))
+    click.echo(f"excerpt: {line}", err=True)
     ctx.exit(exc.exit_code)
 
 

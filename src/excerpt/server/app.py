@@ -42,15 +42,12 @@ from excerpt.edge.bodies import (
     no_nul,
     refusal_of,
 )
-from excerpt.edge.errors import answer as error_answer
-from excerpt.edge.errors import unexpected
+from excerpt.edge.errors import reply, unexpected
 from excerpt.edge.keys import Caller, KeyRing
 from excerpt.edge.uploads import MAX_UPLOAD, Uploads, inside_roots, receive, staged, upload_name
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import MAX_AROUND, Engine
-from excerpt.errors import (
-    ExcerptError,
-)
+from excerpt.errors import ExcerptError
 from excerpt.ingest import FORMATS
 from excerpt.ingest.pipeline import check_labels
 from excerpt.mcp.http import mount as mount_mcp
@@ -100,8 +97,9 @@ def create_app(engine: Engine, keys: KeyRing,
     mount_mcp(app, engine, keys, memory_store, uploads, ingest_roots)  # /mcp: MCP over HTTP
 
     @app.exception_handler(ExcerptError)
-    def excerpt_error(_: Request, exc: ExcerptError) -> JSONResponse:
-        status, body = error_answer(exc)  # a 500's message, which may name paths: logged
+    @app.exception_handler(PermissionError)  # the file system's (excerpt refuses: Forbidden)
+    def refused(_: Request, exc: Exception) -> JSONResponse:
+        status, body = reply(exc)  # a 500's message, which may name paths: logged
         return JSONResponse(body, status_code=status)
 
     @app.exception_handler(Exception)
@@ -121,11 +119,6 @@ def create_app(engine: Engine, keys: KeyRing,
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"error": refusal_of(request, exc.errors()), "kind": "input"},
                             status_code=400)
-
-    @app.exception_handler(PermissionError)
-    def refused(_: Request, exc: PermissionError) -> JSONResponse:
-        code, body = unexpected(exc)  # the file system's (excerpt refuses with Forbidden)
-        return JSONResponse(body, status_code=code)
 
     async def caller(authorization: str | None = Header(None)) -> Caller:
         # async: no thread hop for a stat and a digest on every request

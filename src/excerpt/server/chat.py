@@ -32,7 +32,6 @@ are in :mod:`excerpt.server.chat_wire`.
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import replace
@@ -47,15 +46,12 @@ from starlette.concurrency import run_in_threadpool
 
 from excerpt.compose.ask import AskResult
 from excerpt.compose.followup import Resolution, resolve
-from excerpt.edge.errors import status, unexpected
+from excerpt.edge.errors import reply
 from excerpt.edge.keys import Caller, KeyRing
 from excerpt.engine import Engine
-from excerpt.errors import ExcerptError
 from excerpt.server import chat_wire as wire
 from excerpt.server.stream import Cancelled, StreamWork
 from excerpt.types import Principal, check_where
-
-log = logging.getLogger(__name__)
 
 _TYPES = {400: "invalid_request_error", 403: "permission_error", 404: "invalid_request_error",
           502: "api_error", 503: "server_error"}
@@ -218,7 +214,9 @@ def _unix(stamp: str) -> int:
 
 
 def _error(exc: Exception) -> wire.ChatError:
-    """Any failure of a chat route as OpenAI's error; a 500's details go to the log only."""
+    """Any failure of a chat route as OpenAI's error: the status and message the service's
+    other routes answer (:func:`excerpt.edge.errors.reply`; a 500's details go to the log
+    only), in OpenAI's shape with OpenAI's type for the status."""
     if isinstance(exc, wire.ChatError):
         return exc
     if isinstance(exc, RequestValidationError):
@@ -226,16 +224,8 @@ def _error(exc: Exception) -> wire.ChatError:
         param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
         return wire.ChatError(400, f"{param}: {first.get('msg', 'invalid request')}",
                               "invalid_request_error", "invalid_body", param)
-    if not isinstance(exc, ExcerptError):
-        code, body = unexpected(exc)  # 503 when the process ran out of open files
-        if code != 500:
-            return wire.ChatError(code, body["error"], _TYPES[code], body["kind"])
-    code = status(exc) if isinstance(exc, ExcerptError) else 500
-    if code == 500:
-        log.error("excerpt: a chat request failed", exc_info=exc)
-        return wire.ChatError(500, "internal error", "server_error", "internal")
-    assert isinstance(exc, ExcerptError)
-    return wire.ChatError(code, str(exc), _TYPES[code], exc.kind)
+    code, body = reply(exc)
+    return wire.ChatError(code, body["error"], _TYPES.get(code, "server_error"), body["kind"])
 
 
 class _OpenAIRoute(APIRoute):
