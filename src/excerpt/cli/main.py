@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast
 
 import click
 
+from excerpt import service
 from excerpt.cli.places import citation_place
 from excerpt.edge.errors import in_tree, reason
 from excerpt.embedder_names import EMBEDDERS
@@ -26,7 +27,7 @@ from excerpt.ingest import FORMATS
 from excerpt.limits import LIMITS, within
 from excerpt.scope import Rights, Scope
 from excerpt.settings import Settings, load_settings
-from excerpt.types import SEARCH_MODES, Filters, Principal
+from excerpt.types import SEARCH_MODES, Filters, Principal, SearchMode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -412,7 +413,8 @@ def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | 
     """Search a collection within the caller's access rights."""
     filters, principal = local_scope(Scope(collection, snapshot_id, snapshot_set, where,
                                            acl_tags, clearances, all_access))
-    result = ctx.obj["engine"].search(query, filters, principal, mode, k, reranker=rerank)
+    request = service.SearchRequest(query, cast(SearchMode, mode), k, rerank)  # a path: local
+    result = service.search(ctx.obj["engine"], request, filters, principal)
     payload = result.to_json()
 
     def human() -> None:
