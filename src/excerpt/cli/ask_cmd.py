@@ -6,6 +6,7 @@ from typing import Any, cast
 
 import click
 
+from excerpt import service
 from excerpt.cli.main import (
     Bounded,
     cli,
@@ -82,23 +83,22 @@ def ask(ctx: click.Context, question: str, collection: str, mode: str, snapshot_
                                  chosen_reader(reader, reader_model, llm), reader_model)
     filters, principal = local_scope(Scope(collection, snapshot_id, snapshot_set, where,
                                            acl_tags, clearances, all_access))
-    from excerpt import service
     from excerpt.memory.store import MemoryStore
 
     streamed = _Streamed(ctx.obj.get("json", False))
     request = service.AskRequest(question, options, cast(SearchMode, mode), rerank, explain,
                                  service.Conversation(conversation, conversation)
-                                 if conversation else None)
+                                 if conversation else None)  # any name: the user's own store
     memory = MemoryStore(engine.memory_backend(), embedder=None) if conversation else None
     try:
-        result, extra = service.ask(engine, request, filters, principal, memory,
-                                    streamed.sentence)
+        answer = service.ask(engine, request, filters, principal, memory, streamed.sentence)
     finally:
         if memory is not None:
             memory.close()
-    payload = {**result.to_json(explain), **extra}
-    if explain and explain_format != "json" and result.recorder is not None:
-        payload["provenance_rdf"] = _rdf(result.recorder, explain_format)
+    payload = answer.to_json(explain)
+    recorder = answer.result.recorder
+    if explain and explain_format != "json" and recorder is not None:
+        payload["provenance_rdf"] = _rdf(recorder, explain_format)
     emit(ctx, payload, lambda: _human(payload, streamed))
 
 

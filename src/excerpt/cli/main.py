@@ -17,15 +17,17 @@ from typing import Any, TypeVar, cast
 
 import click
 
+from excerpt import service
 from excerpt.cli.places import citation_place
+from excerpt.edge.errors import in_tree, reason
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import Engine
-from excerpt.errors import ExcerptError, InputError, exhausted
+from excerpt.errors import ExcerptError, InputError
 from excerpt.ingest import FORMATS
 from excerpt.limits import LIMITS, within
 from excerpt.scope import Rights, Scope
 from excerpt.settings import Settings, load_settings
-from excerpt.types import SEARCH_MODES, Filters, Principal
+from excerpt.types import SEARCH_MODES, Filters, Principal, SearchMode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,23 +52,21 @@ def handles_errors(func: F) -> F:
         ctx = click.get_current_context()
         try:
             return func(*args, **kwargs)
-        except ExcerptError as exc:
-            fail(ctx, exc)
-        except OSError as exc:
-            unavailable = exhausted(exc, "raise the limit (ulimit -n)")
-            if unavailable is None:
+        except (ExcerptError, OSError) as exc:
+            known = in_tree(exc, "raise the limit (ulimit -n)")  # edge/errors.py: every door's
+            if known is None:
                 raise
-            fail(ctx, unavailable)
+            fail(ctx, known)
 
     return cast(F, wrapper)
 
 
 def fail(ctx: click.Context, exc: ExcerptError) -> None:
     """Exits with ``exc``'s code after its one-line reason."""
-    reason = str(exc).splitlines()[0] if str(exc) else exc.kind
+    line = reason(exc)
     if ctx.obj.get("json"):
-        click.echo(json.dumps({"error": reason, "kind": exc.kind}, ensure_ascii=False))
-    click.echo(f"excerpt: {reason}", err=True)
+        click.echo(json.dumps({"error": line, "kind": exc.kind}, ensure_ascii=False))
+    click.echo(f"excerpt: {line}", err=True)
     ctx.exit(exc.exit_code)
 
 
@@ -413,7 +413,8 @@ def search(ctx: click.Context, query: str, collection: str, mode: str, k: int | 
     """Search a collection within the caller's access rights."""
     filters, principal = local_scope(Scope(collection, snapshot_id, snapshot_set, where,
                                            acl_tags, clearances, all_access))
-    result = ctx.obj["engine"].search(query, filters, principal, mode, k, reranker=rerank)
+    request = service.SearchRequest(query, cast(SearchMode, mode), k, rerank)  # a path: local
+    result = service.search(ctx.obj["engine"], request, filters, principal)
     payload = result.to_json()
 
     def human() -> None:

@@ -31,8 +31,7 @@ from pydantic import Field
 
 from excerpt.compose.readers import ReaderName
 from excerpt.edge.bodies import advice, nul_field
-from excerpt.edge.errors import answer as service_answer
-from excerpt.edge.errors import unexpected
+from excerpt.edge.errors import reason, reply
 from excerpt.engine import Engine
 from excerpt.errors import ExcerptError, InputError, NotFoundError
 from excerpt.limits import LIMITS
@@ -353,15 +352,12 @@ def _no_nul(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
 
 def _message(exc: Exception, private: bool) -> tuple[str, str]:
     """The one-line message and kind of a refusal: the CLI's (its first line), or with
-    ``private`` the service's (a store failure's message stays in the log)."""
-    if not isinstance(exc, ExcerptError):  # the file system refused: its message names a path
-        _, body = unexpected(exc)
+    ``private`` (or from the file system, whose message names a path) the service's, as the
+    REST routes answer it (a store failure's message stays in the log)."""
+    if private or not isinstance(exc, ExcerptError):
+        _, body = reply(exc)
         return body["error"], body["kind"]
-    if private:
-        _, body = service_answer(exc)
-        return body["error"], body["kind"]
-    text = str(exc)
-    return (text.splitlines()[0] if text else exc.kind), exc.kind
+    return reason(exc), exc.kind
 
 
 class _KnownArguments:

@@ -22,7 +22,6 @@ from excerpt.errors import Forbidden, InputError, NotFoundError
 from excerpt.limits import within
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
-from excerpt.rerank.base import offered_reranker
 from excerpt.scope import Rights, Scope
 from excerpt.types import SearchMode
 
@@ -60,25 +59,20 @@ class Tools:
 
     def search(self, rights: Rights, scope: Scope, query: str, mode: SearchMode = "hybrid",
                k: int | None = None, rerank: str | None = None) -> dict[str, Any]:
-        _bounded(k=k)
-        result = self.engine.search(query, scope.filters(), scope.principal(rights), mode, k,
-                                    reranker=offered_reranker(rerank))
-        return result.to_json()
+        request = service.SearchRequest.served(query, mode, k, rerank)
+        return service.search_json(self.engine, request, scope.filters(),
+                                   scope.principal(rights))
 
     def ask(self, rights: Rights, scope: Scope, question: str, mode: SearchMode = "hybrid",
             doc_limit: int | None = None, fetch_limit: int | None = None,
             max_quotes: int | None = None, rerank: str | None = None, mmr: bool = False,
             conversation: str | None = None, reader: str | None = None) -> dict[str, Any]:
         """``excerpt ask``: options from the settings where not given; ``reader`` a name."""
-        engine = self.engine
-        _bounded(doc_limit=doc_limit, fetch_limit=fetch_limit, max_quotes=max_quotes)
-        rerank = offered_reranker(rerank)  # a name the server offers, never a path
-        options = engine.ask_options(doc_limit, fetch_limit, max_quotes, mmr, reader)
-        talk = None if conversation is None else service.Conversation(
-            conversation, rights.conversation(conversation))
-        request = service.AskRequest(question, options, mode, rerank, conversation=talk)
-        return service.ask_json(engine, request, scope.filters(), scope.principal(rights),
-                                self.memory)
+        request = service.AskRequest.served(
+            self.engine, question, mode, doc_limit, fetch_limit, max_quotes, mmr, reader,
+            rerank, conversation=service.Conversation.of(conversation, rights))
+        return service.ask_json(self.engine, request, scope.filters(),
+                                scope.principal(rights), self.memory)
 
     def graph(self, rights: Rights, scope: Scope, seeds: Sequence[str],
               max_depth: int | None = None, max_nodes: int | None = None,

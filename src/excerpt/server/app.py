@@ -42,21 +42,17 @@ from excerpt.edge.bodies import (
     no_nul,
     refusal_of,
 )
-from excerpt.edge.errors import answer as error_answer
-from excerpt.edge.errors import unexpected
+from excerpt.edge.errors import reply, unexpected
 from excerpt.edge.keys import Caller, KeyRing
 from excerpt.edge.uploads import MAX_UPLOAD, Uploads, inside_roots, receive, staged, upload_name
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import MAX_AROUND, Engine
-from excerpt.errors import (
-    ExcerptError,
-)
+from excerpt.errors import ExcerptError
 from excerpt.ingest import FORMATS
 from excerpt.ingest.pipeline import check_labels
 from excerpt.mcp.http import mount as mount_mcp
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
-from excerpt.rerank.base import offered_reranker
 from excerpt.scope import Scope
 from excerpt.server import chat, sync_api
 from excerpt.server.body_limits import BodyLimits
@@ -64,7 +60,7 @@ from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
 from excerpt.server.stream import StreamWork, ask_events
 from excerpt.settings import Settings
-from excerpt.types import Filters, Principal, SearchMode, check_where
+from excerpt.types import Filters, Principal, SearchMode
 
 _HTTP_KINDS = {400: "input", 404: "not_found", 405: "method_not_allowed", 413: "input"}
 log = logging.getLogger(__name__)
@@ -100,8 +96,9 @@ def create_app(engine: Engine, keys: KeyRing,
     mount_mcp(app, engine, keys, memory_store, uploads, ingest_roots)  # /mcp: MCP over HTTP
 
     @app.exception_handler(ExcerptError)
-    def excerpt_error(_: Request, exc: ExcerptError) -> JSONResponse:
-        status, body = error_answer(exc)  # a 500's message, which may name paths: logged
+    @app.exception_handler(PermissionError)  # the file system's (excerpt refuses: Forbidden)
+    def refused(_: Request, exc: Exception) -> JSONResponse:
+        status, body = reply(exc)  # a 500's message, which may name paths: logged
         return JSONResponse(body, status_code=status)
 
     @app.exception_handler(Exception)
@@ -121,11 +118,6 @@ def create_app(engine: Engine, keys: KeyRing,
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"error": refusal_of(request, exc.errors()), "kind": "input"},
                             status_code=400)
-
-    @app.exception_handler(PermissionError)
-    def refused(_: Request, exc: PermissionError) -> JSONResponse:
-        code, body = unexpected(exc)  # the file system's (excerpt refuses with Forbidden)
-        return JSONResponse(body, status_code=code)
 
     async def caller(authorization: str | None = Header(None)) -> Caller:
         # async: no thread hop for a stat and a digest on every request
@@ -188,9 +180,8 @@ def create_app(engine: Engine, keys: KeyRing,
         """`excerpt search`: the same options (``where`` as KEY=VALUE, repeatable)."""
         filters, principal = _read(Scope(collection, snapshot, snapshot_set, where, acl_tag,
                                          clearance, all_access), who)
-        result = engine.search(q, filters, principal, mode, k,
-                               reranker=offered_reranker(rerank))
-        return JSONResponse(result.to_json())
+        request = service.SearchRequest.served(q, mode, k, rerank)
+        return JSONResponse(service.search_json(engine, request, filters, principal))
 
     @app.get("/v1/passage", responses=errors(400, 401, 403, 404, 503))
     def passage(id: str = Query(..., min_length=1, max_length=MAX_QUERY),
@@ -210,12 +201,8 @@ def create_app(engine: Engine, keys: KeyRing,
     @app.post("/v1/ask", responses=errors(400, 401, 403, 404, 502, 503))
     def ask(body: AskBody, who: Caller = Depends(caller)) -> JSONResponse:  # noqa: B008
         filters, principal = _read(body.scope(), who)
-        options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr,
-                                     body.reader)
-        talk = None if body.conversation is None else service.Conversation(
-            body.conversation, who.rights().conversation(body.conversation))
-        request = service.AskRequest(body.question, options, body.mode, body.rerank,
-                                     body.explain, talk)
+        talk = service.Conversation.of(body.conversation, who.rights())
+        request = _ask_request(engine, body, talk)
         return JSONResponse(service.ask_json(engine, request, filters, principal, memory_store,
                                              body.explain))
 
@@ -226,16 +213,13 @@ def create_app(engine: Engine, keys: KeyRing,
         checked sentence of a model reader's answer as it is written, then one "answer" event
         whose data is exactly the POST /v1/ask response."""
         filters, principal = _read(body.scope(), who)
-        options = engine.ask_options(body.doc_limit, body.fetch_limit, body.max_quotes, body.mmr,
-                                     body.reader)
+        request = _ask_request(engine, body, None)  # a streamed ask keeps no conversation
         # What can be refused before the stream starts is an HTTP status, not an error event.
-        check_where(filters.metadata)
-        engine.resolve(filters, principal)
+        service.check(engine, filters, principal)
 
         def run(on_stage: Any, on_sentence: Any) -> Any:
-            return engine.ask(body.question, filters, principal, body.mode, options,
-                              body.rerank, explain=on_stage, record=body.explain,
-                              on_sentence=on_sentence)
+            return service.ask(engine, request, filters, principal, on_sentence=on_sentence,
+                               on_stage=on_stage)
 
         return StreamingResponse(ask_events(run, body.explain, app.state.streams),
                                  media_type="text/event-stream")
@@ -308,6 +292,14 @@ def create_app(engine: Engine, keys: KeyRing,
         return engine.snapshots(collection, who.narrowed(acl_tag, clearance, all_access))
 
     return app
+
+
+def _ask_request(engine: Engine, body: AskBody,
+                 talk: service.Conversation | None) -> service.AskRequest:
+    """The service's ask of a POST /v1/ask body (and of its stream)."""
+    return service.AskRequest.served(
+        engine, body.question, body.mode, body.doc_limit, body.fetch_limit,
+        body.max_quotes, body.mmr, body.reader, body.rerank, body.explain, talk)
 
 
 def _read(scope: Scope, who: Caller) -> tuple[Filters, Principal]:

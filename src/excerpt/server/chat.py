@@ -8,11 +8,11 @@ are in :mod:`excerpt.server.chat_wire`.
   that does not exist and one the key may see nothing of get the same 404, so a key learns
   nothing about collections beyond its rights.
 * **The messages are the conversation**: the last (a user's) is the question; a follow-up ("And
-  who killed him?") is resolved from the user and assistant messages before it by
-  :func:`excerpt.compose.followup.resolve`, as ``ask --conversation`` resolves it from its
+  who killed him?") is resolved from the user and assistant messages before it by the service
+  (:class:`excerpt.service.Conversation`, sent), as ``ask --conversation`` resolves it from its
   memory. Nothing is stored: an OpenAI client sends the whole conversation each time.
-* **The ask is /v1/ask's**: :meth:`Engine.ask` with :meth:`Engine.ask_options` and the setting
-  ``reranker`` (nothing hard-coded here), mode hybrid unless the request's ``excerpt`` field
+* **The ask is /v1/ask's**: :func:`excerpt.service.ask` with the server's settings and the
+  setting ``reranker`` (nothing hard-coded here), mode hybrid unless the request's ``excerpt`` field
   says otherwise (``mode``, ``snapshot``, ``snapshot_set``, ``where``, and the key's rights
   narrowed by ``acl_tag`` / ``clearance``; ``all_access`` for admin keys), within the key's
   rights: the answer, quotes and citations hold only what ``/v1/search`` would show that key.
@@ -32,10 +32,8 @@ are in :mod:`excerpt.server.chat_wire`.
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -45,17 +43,13 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
-from excerpt.compose.ask import AskResult
-from excerpt.compose.followup import Resolution, resolve
-from excerpt.edge.errors import status, unexpected
+from excerpt import service
+from excerpt.edge.errors import reply
 from excerpt.edge.keys import Caller, KeyRing
 from excerpt.engine import Engine
-from excerpt.errors import ExcerptError
 from excerpt.server import chat_wire as wire
 from excerpt.server.stream import Cancelled, StreamWork
 from excerpt.types import Principal, check_where
-
-log = logging.getLogger(__name__)
 
 _TYPES = {400: "invalid_request_error", 403: "permission_error", 404: "invalid_request_error",
           502: "api_error", 503: "server_error"}
@@ -96,20 +90,21 @@ def install(app: FastAPI, engine: Engine, keys: KeyRing) -> None:
         body = wire.parse(await request.body())
         ask = await run_in_threadpool(_Ask, engine, body, who)  # the store, off the loop
         if not body.stream:
-            result = await run_in_threadpool(ask.run, None)
+            answer = await run_in_threadpool(ask.run, None)
             return JSONResponse(ask.reply.completion(
-                wire.content(result), wire.structured(result, ask.resolution),
-                wire.usage(ask.resolution, result.composed.answer)))
+                wire.content(answer.result), wire.structured(answer),
+                wire.usage(answer)))
         # What can be refused before the stream starts is an HTTP status, not a data line.
-        await run_in_threadpool(engine.resolve, ask.filters, ask.principal)
+        await run_in_threadpool(service.check, engine, ask.filters, ask.principal)
         return StreamingResponse(_chunks(ask, app.state.streams), media_type="text/event-stream")
 
     app.include_router(router)
 
 
 class _Ask:
-    """One chat request turned into an ask: the principal, collection, question resolved from
-    the conversation, filters and options; refused (400, 403, 404) before any work."""
+    """One chat request turned into the service's ask (its conversation the messages sent,
+    resolved there as a stored one is): the principal, collection, filters and options;
+    refused (400, 403, 404) before any work."""
 
     def __init__(self, engine: Engine, body: wire.ChatBody, who: Caller) -> None:
         extra = body.excerpt
@@ -120,20 +115,18 @@ class _Ask:
         if collection is None or _model(engine, collection, self.principal) is None:
             raise wire.unknown_model(body.model)
         question, turns = wire.conversation(body.messages)
-        self.resolution: Resolution = resolve(question, turns)
         self.filters = scope.filters()
         check_where(self.filters.metadata)
-        self.mode = extra.mode
-        self.options = engine.ask_options(reader=extra.reader)  # else the settings'
+        self.request = service.AskRequest.served(  # reranker: the settings'
+            engine, question, extra.mode, reader=extra.reader,
+            conversation=service.Conversation.sent(turns))
         self.reply = wire.Reply(body.model)
         self.include_usage = bool((body.stream_options or {}).get("include_usage"))
 
-    def run(self, on_stage: Callable[[Any], None] | None,
-            on_sentence: Callable[[Any], None] | None = None) -> AskResult:
-        options = replace(self.options, said=self.resolution.said)  # a follow-up moves on
-        return self.engine.ask(self.resolution.resolved, self.filters, self.principal,
-                               self.mode, options, None, explain=on_stage,
-                               on_sentence=on_sentence)
+    def run(self, on_stage: service.Stage | None,
+            on_sentence: service.Stage | None = None) -> service.Answer:
+        return service.ask(self.engine, self.request, self.filters, self.principal,
+                           on_sentence=on_sentence, on_stage=on_stage)
 
 
 async def _chunks(ask: _Ask, work: StreamWork) -> AsyncIterator[str]:
@@ -155,7 +148,7 @@ async def _chunks(ask: _Ask, work: StreamWork) -> AsyncIterator[str]:
         on_stage(kept)
         loop.call_soon_threadsafe(sentences.put_nowait, kept.text)
 
-    ended: list[AskResult | Exception] = []
+    ended: list[service.Answer | Exception] = []
 
     def worker() -> None:
         try:
@@ -187,12 +180,12 @@ async def _chunks(ask: _Ask, work: StreamWork) -> AsyncIterator[str]:
     if isinstance(outcome, Exception):  # after the 200: a data line, as OpenAI streams it
         yield wire.data(_error(outcome).to_json())
         return
-    text = wire.content(outcome)
+    text = wire.content(outcome.result)
     for piece in wire.pieces(text.removeprefix(streamed) if streamed else text):
         yield ask.reply.chunk({"content": piece})
-    yield ask.reply.chunk({"excerpt": wire.structured(outcome, ask.resolution)}, "stop")
+    yield ask.reply.chunk({"excerpt": wire.structured(outcome)}, "stop")
     if ask.include_usage:
-        yield ask.reply.usage_chunk(wire.usage(ask.resolution, outcome.composed.answer))
+        yield ask.reply.usage_chunk(wire.usage(outcome))
     yield wire.data("[DONE]")
 
 
@@ -218,7 +211,9 @@ def _unix(stamp: str) -> int:
 
 
 def _error(exc: Exception) -> wire.ChatError:
-    """Any failure of a chat route as OpenAI's error; a 500's details go to the log only."""
+    """Any failure of a chat route as OpenAI's error: the status and message the service's
+    other routes answer (:func:`excerpt.edge.errors.reply`; a 500's details go to the log
+    only), in OpenAI's shape with OpenAI's type for the status."""
     if isinstance(exc, wire.ChatError):
         return exc
     if isinstance(exc, RequestValidationError):
@@ -226,16 +221,8 @@ def _error(exc: Exception) -> wire.ChatError:
         param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
         return wire.ChatError(400, f"{param}: {first.get('msg', 'invalid request')}",
                               "invalid_request_error", "invalid_body", param)
-    if not isinstance(exc, ExcerptError):
-        code, body = unexpected(exc)  # 503 when the process ran out of open files
-        if code != 500:
-            return wire.ChatError(code, body["error"], _TYPES[code], body["kind"])
-    code = status(exc) if isinstance(exc, ExcerptError) else 500
-    if code == 500:
-        log.error("excerpt: a chat request failed", exc_info=exc)
-        return wire.ChatError(500, "internal error", "server_error", "internal")
-    assert isinstance(exc, ExcerptError)
-    return wire.ChatError(code, str(exc), _TYPES[code], exc.kind)
+    code, body = reply(exc)
+    return wire.ChatError(code, body["error"], _TYPES.get(code, "server_error"), body["kind"])
 
 
 class _OpenAIRoute(APIRoute):

@@ -25,6 +25,7 @@ from excerpt.compose.followup import Resolution
 from excerpt.compose.readers import ReaderName
 from excerpt.edge.bodies import MAX_K, MAX_QUERY, KnownFields, NoNul
 from excerpt.scope import Scope
+from excerpt.service import Answer
 from excerpt.types import SearchMode
 
 PREFIX = "excerpt:"
@@ -154,13 +155,20 @@ def conversation(messages: Sequence[Message]) -> tuple[str, list[tuple[str, str]
     return question, turns
 
 
-def structured(result: AskResult, resolution: Resolution) -> dict[str, Any]:
-    """The ``excerpt`` field of the answer: what a program needs of ``POST /v1/ask``."""
-    answer = result.to_json()
-    return {"citations": answer["citations"], "quotes": answer["quotes"],
-            "cautious": answer["cautious"], "asked": resolution.question,
+def structured(answer: Answer) -> dict[str, Any]:
+    """The ``excerpt`` field of the answer: what a program needs of ``POST /v1/ask``, and
+    the question as asked and as resolved from the messages."""
+    shown, resolution = answer.result.to_json(), _resolution(answer)
+    return {"citations": shown["citations"], "quotes": shown["quotes"],
+            "cautious": shown["cautious"], "asked": resolution.question,
             "resolved_question": resolution.resolved,
-            "resolution": resolution.reason or None, "reader": answer["reader"]}
+            "resolution": resolution.reason or None, "reader": shown["reader"]}
+
+
+def _resolution(answer: Answer) -> Resolution:
+    """How the chat's question was read: the service resolves every sent conversation."""
+    assert answer.resolution is not None, "a chat's ask is in a sent conversation"
+    return answer.resolution
 
 
 def content(result: AskResult) -> str:
@@ -214,11 +222,12 @@ def pieces(text: str, size: int = 12) -> list[str]:
             for i in range(0, len(words), size)]
 
 
-def usage(resolution: Resolution, answer: str) -> dict[str, int]:
+def usage(answer: Answer) -> dict[str, int]:
     """Tokens of what was read (the question, and the earlier question that resolved it) and
     of the answer, by excerpt's one counter."""
     from excerpt.tokens import count_tokens
 
+    resolution = _resolution(answer)
     read = sum(count_tokens(t) for t in (resolution.question, resolution.previous or ""))
-    wrote = count_tokens(answer)
+    wrote = count_tokens(answer.result.composed.answer)
     return {"prompt_tokens": read, "completion_tokens": wrote, "total_tokens": read + wrote}

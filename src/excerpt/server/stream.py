@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -22,10 +21,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from excerpt.edge.errors import answer, unexpected
-from excerpt.errors import ExcerptError
-
-log = logging.getLogger(__name__)
+from excerpt.edge.errors import reply
 
 Run = Callable[[Callable[[Any], None], Callable[[Any], None]], Any]
 """Runs the ask with a stage callback and a sentence callback (compose.synthesis's
@@ -91,12 +87,8 @@ async def ask_events(run: Run, explain: bool, work: StreamWork) -> AsyncIterator
             work.count("finished", 1)
         except Cancelled:
             work.count("cancelled", 1)
-        except ExcerptError as exc:
-            put(("error", answer(exc)[1]))  # a store failure's message (server paths): logged
-            work.count("finished", 1)
-        except Exception as exc:
-            log.exception("a streamed ask failed")
-            put(("error", unexpected(exc)[1]))  # out of open files: unavailable, not internal
+        except Exception as exc:  # a store failure's message (server paths) to the log only
+            put(("error", reply(exc)[1]))  # out of open files: unavailable, not internal
             work.count("finished", 1)
         finally:
             work.count("running", -1)
