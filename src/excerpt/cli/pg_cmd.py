@@ -57,7 +57,7 @@ def migrate(ctx: click.Context) -> None:
     the embedded one in --home). Opening a store migrates it too; this says what was done."""
     store = ctx.obj["engine"].store
     payload = {"store": "postgresql" if ctx.obj["engine"].store_url else "sqlite",
-               "applied_now": list(getattr(store, "applied_now", [])),
+               "applied_now": list(store.applied_now),
                "migrations": store.migrations()}
     emit(ctx, payload, lambda: click.echo(
         f"{payload['store']}: {len(payload['migrations'])} migrations, "

@@ -244,6 +244,9 @@ class SnapshotRecords(Protocol):
     """The catalogue: collections, snapshots, the latest view of live sources, sets, and the
     schema's migrations."""
 
+    applied_now: list[str]
+    """The migrations this store's opening applied (`excerpt migrate` reports them)."""
+
     def collections(self) -> list[str]: ...
 
     def snapshots(self, collection: str | None = None) -> list[SnapshotInfo]: ...
