@@ -51,7 +51,7 @@ from excerpt.compose.grounding import alternatives, search_text
 from excerpt.compose.grounding import concepts as offline_concepts
 from excerpt.compose.grounding import scope as question_scope
 from excerpt.compose.synthesis import ChatClient, KeptSentence
-from excerpt.provenance.prov import Candidate, ExplainCallback, ProvenanceRecorder
+from excerpt.provenance.prov import ExplainCallback, ProvenanceRecorder
 from excerpt.query.question import Question
 from excerpt.rerank.base import Reranker
 from excerpt.retrieve.searcher import OVERFETCH_FACTOR
@@ -168,7 +168,7 @@ class AskPipeline:
         candidates, scope = self._explore(asked, concepts, count, scope)
         timings["retrieval"] = _ms(t)
         if recorder:
-            recorder.exploration([_candidate(h) for h in candidates])
+            recorder.exploration(candidates)
         documents = self._focus(question, candidates, options, recorder, timings)
         documents = self._diversify(documents, options, timings)
         t = time.perf_counter()
@@ -183,7 +183,7 @@ class AskPipeline:
         if recorder:
             cited = {c.node_id for c in composed.citations}
             recorder.synthesis(composed.answer,
-                               [_candidate(h) for h in documents if h.node.id in cited], reader)
+                               [h for h in documents if h.node.id in cited], reader)
         timings["total"] = sum(timings.values())
         return AskResult(question, language, concepts, scope, candidates, documents, composed,
                          self.reranker.name if self.reranker else None, timings, recorder,
@@ -224,7 +224,7 @@ class AskPipeline:
         timings["rerank"] = _ms(t)
         kept = [replace(candidates[r.index], score=r.score) for r in results]
         if recorder:
-            recorder.focus([_candidate(h) for h in kept])
+            recorder.focus(kept)
         return kept
 
     def _diversify(self, documents: list[Hit], options: AskOptions,
@@ -321,10 +321,6 @@ def _merge(lists: Sequence[Sequence[Hit]]) -> list[Hit]:
                 seen.add(key)
                 out.append(h)
     return out
-
-
-def _candidate(h: Hit) -> Candidate:
-    return Candidate(h.node.id, h.snapshot_id, h.score)
 
 
 def _ms(start: float) -> float:
