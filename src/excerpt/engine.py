@@ -37,6 +37,7 @@ from excerpt.tokens import count_tokens
 from excerpt.types import (
     SEARCH_MODES,
     Filters,
+    Hit,
     IdfWeights,
     Node,
     Principal,
@@ -50,7 +51,7 @@ from excerpt.types import (
 # counter are loaded by the search's own modules anyway: imported above.)
 if TYPE_CHECKING:
     from excerpt.compose.ask import AskOptions, AskResult
-    from excerpt.compose.composer import ComposedAnswer, Passage
+    from excerpt.compose.composer import ComposedAnswer
     from excerpt.compose.extract import Embed
     from excerpt.compose.synthesis import KeptSentence
     from excerpt.context.fetch import ContextResult
@@ -315,7 +316,6 @@ class Engine:
         ``llm``, a chat client, reads instead (as the reader 'openai'); ``on_sentence``
         receives each checked sentence of a model's answer as soon as it is judged."""
         from excerpt.compose.ask import AskPipeline
-        from excerpt.compose.composer import Passage
         from excerpt.ingest.books.parts import excluded_parts, without_parts
         from excerpt.retrieve.relations import code_pins, read_question
 
@@ -349,7 +349,7 @@ class Engine:
             return self._search(views[key], questions[query], scoped, principal, mode, n, True,
                                 None, time.perf_counter())
 
-        def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Passage]:
+        def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Hit]:
             scoped = replace(filters, metadata={**filters.metadata, **scope})
             # book apparatus (contents, prefaces, notes) stays searchable but out of answers
             hits = without_parts(lambda n: scoped_search(query, scoped, n).hits, k, excluded)
@@ -357,12 +357,12 @@ class Engine:
                 whole = scoped_search(question, scoped, k)
                 pinned = set(whole.analysis.get("named_nodes", ()))
                 lead = [h for h in whole.hits if h.node.id in pinned]
-                hits = lead + [h for h in hits if h.node.id not in pinned]
-            return [Passage(h.node, h.score, h.snapshot_id) for h in hits]
+                return lead + [h for h in hits if h.node.id not in pinned]
+            return hits
 
-        def vectors(passages: Sequence[Passage]) -> Any:
+        def vectors(hits: Sequence[Hit]) -> Any:
             return self.access.node_vectors(view, self.searcher.query_embedder, question,
-                                            [(p.snapshot_id, p.node.id) for p in passages])
+                                            [(h.snapshot_id, h.node.id) for h in hits])
 
         chosen = None if reranker in (None, "none") else self._reranker(str(reranker))
         pipeline = AskPipeline(
@@ -397,7 +397,7 @@ class Engine:
                           s.answer_min_confidence, reader=check_reader(reader or s.reader),
                           reader_model=reader_model)
 
-    def compose(self, question: str, passages: Sequence[Passage],
+    def compose(self, question: str, passages: Sequence[Hit],
                 filters: Filters | None = None, principal: Principal | None = None,
                 options: AskOptions | None = None) -> ComposedAnswer:
         """The extractive answer ``ask`` composes, from ``passages`` (best first, already

@@ -108,7 +108,11 @@ class Filters:
 
 @dataclass(frozen=True)
 class Hit:
-    """One ranked node with its score and where it came from."""
+    """One ranked node with its score and where it came from: what a search fetches, and the
+    one shape every later stage passes on (composition, the ask's rerank and MMR, the scenario
+    eval, the PROV-O recorder), so nothing is copied into a look-alike on the way; a reranker
+    replaces ``score`` only (``dataclasses.replace``). Before the fetch a ranking is
+    ``retrieve.view.Candidate`` (part, ordinal, id, score): no node read yet."""
 
     node: Node
     score: float

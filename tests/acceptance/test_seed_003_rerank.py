@@ -35,7 +35,6 @@ from excerpt.compose.ask import (
     fetch_count,
     per_concept,
 )
-from excerpt.compose.composer import Passage
 from excerpt.compose.grounding import concepts
 from excerpt.engine import Engine
 from excerpt.provenance import prov
@@ -43,7 +42,7 @@ from excerpt.provenance.prov import ExplainEvent
 from excerpt.query.question import Question
 from excerpt.rerank import get_reranker
 from excerpt.rerank.base import Reranker, RerankResult
-from excerpt.types import Filters, SearchMode
+from excerpt.types import Filters, Hit, SearchMode
 from tests.llm import READERS, reader_client
 
 QUESTION = "What about store purchase returns and refunds?"
@@ -102,11 +101,10 @@ class RecordingSearch:
         self.filters = filters or Filters("policy")
         self.calls: list[SearchCall] = []
 
-    def __call__(self, query: str, k: int, scope: Mapping[str, Any]) -> list[Passage]:
+    def __call__(self, query: str, k: int, scope: Mapping[str, Any]) -> list[Hit]:
         self.calls.append(SearchCall(query, k, dict(scope)))
         scoped = replace(self.filters, metadata={**self.filters.metadata, **scope})
-        hits = self.engine.search(query, scoped, None, "hybrid", k).hits
-        return [Passage(h.node, h.score, h.snapshot_id) for h in hits]
+        return self.engine.search(query, scoped, None, "hybrid", k).hits
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from excerpt.compose.composer import Passage, compose
+from excerpt.compose.composer import compose
 from excerpt.compose.extract import candidates
 from excerpt.engine import Engine
 from excerpt.types import Filters
@@ -29,11 +29,11 @@ def test_the_repeated_start_of_a_chunk_is_never_quoted(tmp_path: Path) -> None:
     engine = Engine(tmp_path / "home")
     engine.ingest(folder, collection="c", embedder="none", fmt="text")
     hits = engine.search("portrait canvas Basil Hallward painted", Filters("c"), k=50).hits
-    nodes = [h.node for h in hits]
-    cut = [n for n in nodes if n.metadata.get("overlap") and n.text.startswith("Basil")]
+    cut = [h for h in hits if h.node.metadata.get("overlap") and h.node.text.startswith("Basil")]
     assert cut, "no chunk whose overlap starts inside a sentence: the test proves nothing"
-    for node in cut:
-        answer = compose("Who painted the portrait?", [Passage(node, 1.0)])
+    for hit in cut:
+        node = hit.node
+        answer = compose("Who painted the portrait?", [hit])
         for quote in answer.quotes:
             at = node.text.index(quote.text)
             assert at >= node.metadata["overlap"], quote.text

@@ -45,20 +45,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from excerpt.compose.composer import MIN_CONFIDENCE, ComposedAnswer, Passage, compose
+from excerpt.compose.composer import MIN_CONFIDENCE, ComposedAnswer, compose
 from excerpt.compose.extract import Embed
 from excerpt.compose.grounding import alternatives, search_text
 from excerpt.compose.grounding import concepts as offline_concepts
 from excerpt.compose.grounding import scope as question_scope
 from excerpt.compose.synthesis import ChatClient, KeptSentence
-from excerpt.provenance.prov import Candidate, ExplainCallback, ProvenanceRecorder
+from excerpt.provenance.prov import ExplainCallback, ProvenanceRecorder
 from excerpt.query.question import Question
 from excerpt.rerank.base import Reranker
 from excerpt.retrieve.searcher import OVERFETCH_FACTOR
-from excerpt.types import IdfWeights
+from excerpt.types import Hit, IdfWeights
 
-SearchFn = Callable[[str, int, Mapping[str, Any]], list[Passage]]
-"""(query, k, metadata scope) -> the passages the caller may see, best first."""
+SearchFn = Callable[[str, int, Mapping[str, Any]], list[Hit]]
+"""(query, k, metadata scope) -> the hits the caller may see, best first: a search's own, which
+every stage passes on (a reranker only changes their scores), so the nodes quoted and recorded
+are the ones the search fetched."""
 
 
 @dataclass(frozen=True)
@@ -95,8 +97,8 @@ class AskResult:
     language: str
     concepts: list[str]
     scope: dict[str, Any]
-    candidates: list[Passage]
-    documents: list[Passage]
+    candidates: list[Hit]
+    documents: list[Hit]
     composed: ComposedAnswer
     reranker: str | None
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -131,7 +133,7 @@ class AskPipeline:
     reranker: Reranker | None = None
     weights: Callable[[Question], IdfWeights] | None = None
     """question -> the idf weights of its tokens in the collection (the composer's coverage)."""
-    vectors: Callable[[Sequence[Passage]], Any] | None = None
+    vectors: Callable[[Sequence[Hit]], Any] | None = None
     llm: ChatClient | None = None
     """The reader's chat client (compose.readers.open_reader); None: extractive only."""
     reader_name: str = "extractive"
@@ -166,7 +168,7 @@ class AskPipeline:
         candidates, scope = self._explore(asked, concepts, count, scope)
         timings["retrieval"] = _ms(t)
         if recorder:
-            recorder.exploration([_candidate(p) for p in candidates])
+            recorder.exploration(candidates)
         documents = self._focus(question, candidates, options, recorder, timings)
         documents = self._diversify(documents, options, timings)
         t = time.perf_counter()
@@ -181,8 +183,7 @@ class AskPipeline:
         if recorder:
             cited = {c.node_id for c in composed.citations}
             recorder.synthesis(composed.answer,
-                               [_candidate(p) for p in documents if p.node.id in cited],
-                               reader)
+                               [h for h in documents if h.node.id in cited], reader)
         timings["total"] = sum(timings.values())
         return AskResult(question, language, concepts, scope, candidates, documents, composed,
                          self.reranker.name if self.reranker else None, timings, recorder,
@@ -198,7 +199,7 @@ class AskPipeline:
         return offline_concepts(question.text, question.language)
 
     def _explore(self, question: Question, concepts: Sequence[str], count: int,
-                 scope: dict[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+                 scope: dict[str, Any]) -> tuple[list[Hit], dict[str, Any]]:
         queries = [(c, per_concept(count, len(concepts))) for c in concepts]
         whole = question.text if self.as_typed else search_text(question.text,
                                                                  question.language)
@@ -210,25 +211,24 @@ class AskPipeline:
         # no scope, or it matched nothing: search the whole view
         return _merge([self.search(q, k, {}) for q, k in queries]), {}
 
-    def _focus(self, question: str, candidates: list[Passage], options: AskOptions,
+    def _focus(self, question: str, candidates: list[Hit], options: AskOptions,
                recorder: ProvenanceRecorder | None,
-               timings: dict[str, float]) -> list[Passage]:
+               timings: dict[str, float]) -> list[Hit]:
         if self.reranker is None:
             return candidates
         if not candidates:  # the reranker never sees an empty list, and no focus is recorded
             return []
         t = time.perf_counter()
-        results = self.reranker.rerank(question, [p.node.text for p in candidates],
+        results = self.reranker.rerank(question, [h.node.text for h in candidates],
                                        options.doc_limit)
         timings["rerank"] = _ms(t)
-        kept = [Passage(candidates[r.index].node, r.score, candidates[r.index].snapshot_id)
-                for r in results]
+        kept = [replace(candidates[r.index], score=r.score) for r in results]
         if recorder:
-            recorder.focus([_candidate(p) for p in kept])
+            recorder.focus(kept)
         return kept
 
-    def _diversify(self, documents: list[Passage], options: AskOptions,
-                   timings: dict[str, float]) -> list[Passage]:
+    def _diversify(self, documents: list[Hit], options: AskOptions,
+                   timings: dict[str, float]) -> list[Hit]:
         if options.mmr_lambda is None or self.vectors is None or len(documents) < 3:
             return documents
         from excerpt.rerank.mmr import mmr
@@ -310,20 +310,17 @@ def extractive_reader() -> dict[str, Any]:
             "fell_back": False}
 
 
-def _merge(lists: Sequence[Sequence[Passage]]) -> list[Passage]:
+def _merge(lists: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """The searches' hits in order, a node seen again dropped (its first hit kept)."""
     seen: set[tuple[str, str]] = set()
-    out: list[Passage] = []
-    for passages in lists:
-        for p in passages:
-            key = (p.snapshot_id, p.node.id)
+    out: list[Hit] = []
+    for hits in lists:
+        for h in hits:
+            key = (h.snapshot_id, h.node.id)
             if key not in seen:
                 seen.add(key)
-                out.append(p)
+                out.append(h)
     return out
-
-
-def _candidate(p: Passage) -> Candidate:
-    return Candidate(p.node.id, p.snapshot_id, p.score)
 
 
 def _ms(start: float) -> float:

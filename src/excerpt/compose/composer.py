@@ -52,7 +52,7 @@ from excerpt.compose.question import shape
 from excerpt.compose.quotes import Quote
 from excerpt.compose.sentences import one_line
 from excerpt.query.question import Question
-from excerpt.types import Node
+from excerpt.types import Hit
 
 # calibrated on the tune half of bench/qa/books.yaml, BM25 and hybrid pooled (bench/ask.py
 # --calibrate): balanced abstention accuracy 0.79 on tune, 0.77 on heldout
@@ -67,15 +67,6 @@ CAUTION = {
           "text comes is:",
     "ko": "제공된 문서로는 이 질문에 바로 답할 수 없으며, 가장 가까운 내용은 다음과 같습니다:",
 }
-
-
-@dataclass(frozen=True)
-class Passage:
-    """A node that reached composition, with the score it arrived with."""
-
-    node: Node
-    score: float
-    snapshot_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -158,7 +149,7 @@ def _moving_on(ranked: list[Sentence], said: str, min_confidence: float) -> list
     return ranked
 
 
-def compose(question: str | Question, passages: Sequence[Passage], language: str = "en",
+def compose(question: str | Question, passages: Sequence[Hit], language: str = "en",
             max_quotes: int = DEFAULT_MAX_QUOTES, min_confidence: float = MIN_CONFIDENCE,
             weights: Mapping[str, float] | None = None,
             embed: Embed | None = None, said: str = "",

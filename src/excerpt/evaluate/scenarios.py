@@ -30,7 +30,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from excerpt.compose.composer import Passage
 from excerpt.embed.base import Embedder
 from excerpt.engine import Engine
 from excerpt.errors import InputError
@@ -148,9 +147,8 @@ def _score(engine: Engine, scenario: Scenario, filters: Filters, principal: Prin
     answer = scenario.answer
     t = time.perf_counter()
     if answer is None:  # composed from the hits as ask composes: the answer users get
-        answer = engine.compose(scenario.query,
-                                [Passage(h.node, h.score, h.snapshot_id) for h in result.hits],
-                                filters, principal, engine.ask_options()).answer
+        answer = engine.compose(scenario.query, result.hits, filters, principal,
+                                engine.ask_options()).answer
     stages = {**result.timings_ms, "compose": (time.perf_counter() - t) * 1000}
     return {
         "id": scenario.id,

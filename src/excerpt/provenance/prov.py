@@ -32,8 +32,10 @@ Scores are ``xsd:decimal`` literals written by ``format_score``: rounded half-ev
 decimal places (the precision of the pipeline traces), trailing zeros dropped, at least one
 digit after the point, never an exponent: 0.95 -> "0.95", 1 -> "1.0", 0.1234567 -> "0.123457".
 
-Security: the recorder never invents a node; it mentions only the candidates it is given, and
-the caller must give only nodes the principal may see. Two guards, checked before anything is
+Security: the recorder never invents a node; it mentions only the hits it is given (the
+search's own :class:`excerpt.types.Hit`, read for ``node.id``, ``snapshot_id`` and ``score``:
+what a stage recorded is the very value the pipeline passed on, not a copy), and the caller must
+give only nodes the principal may see. Two guards, checked before anything is
 emitted: every focus node must be one of exploration's candidates (a reranker only narrows and
 reorders), and an optional ``visible(snapshot_id, node_id)`` predicate is asked about every
 node of every stage. A violation raises ``ValueError`` naming the stage and the rank only, never
@@ -56,6 +58,8 @@ from urllib.parse import quote, unquote
 
 if TYPE_CHECKING:
     from rdflib import Dataset, Literal, URIRef
+
+    from excerpt.types import Hit
 
     Triple: TypeAlias = tuple[URIRef, URIRef, URIRef | Literal]
 
@@ -108,15 +112,6 @@ _AFTER: dict[str, tuple[str | None, ...]] = {
     "question": (None,), "grounding": ("question",), "exploration": ("grounding",),
     "focus": ("exploration",), "synthesis": ("exploration", "focus")}
 _PREFIXES = {"prov": PROV, "excerpt": EXCERPT, "xsd": XSD}
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A node handed to the recorder: only nodes the caller may see."""
-
-    node_id: str
-    snapshot_id: str
-    score: float
 
 
 @dataclass(frozen=True)
@@ -206,21 +201,21 @@ class ProvenanceRecorder:
             t.lit(g, CONCEPT, concept)
         return self._emit("grounding", t)
 
-    def exploration(self, candidates: Sequence[Candidate]) -> ExplainEvent:
+    def exploration(self, candidates: Sequence[Hit]) -> ExplainEvent:
         self._require("exploration")
         self._check_visible("exploration", candidates)
         t = _Triples()
         e = self._start("exploration", t, derived_from="grounding")
         self._ranked_list(t, e, "candidate", HAS_CANDIDATE, CANDIDATE, candidates)
         event = self._emit("exploration", t)
-        self._explored = {(c.snapshot_id, c.node_id) for c in candidates}
+        self._explored = {(h.snapshot_id, h.node.id) for h in candidates}
         return event
 
-    def focus(self, selected: Sequence[Candidate]) -> ExplainEvent:
+    def focus(self, selected: Sequence[Hit]) -> ExplainEvent:
         """Only when a reranker ran: its survivors, in its order, with its scores."""
         self._require("focus")
-        for rank, c in enumerate(selected, 1):
-            if (c.snapshot_id, c.node_id) not in self._explored:
+        for rank, h in enumerate(selected, 1):
+            if (h.snapshot_id, h.node.id) not in self._explored:
                 raise ValueError(f"provenance focus: selection {rank} is not one of "
                                  "exploration's candidates")
         self._check_visible("focus", selected)
@@ -229,7 +224,7 @@ class ProvenanceRecorder:
         self._ranked_list(t, f, "selection", SELECTED, NODE_SELECTION, selected)
         return self._emit("focus", t)
 
-    def synthesis(self, answer: str, cited: Sequence[Candidate],
+    def synthesis(self, answer: str, cited: Sequence[Hit],
                   reader: Mapping[str, Any] | None = None) -> ExplainEvent:
         """Derived from focus if ``focus()`` was called, else from exploration.
 
@@ -244,8 +239,8 @@ class ProvenanceRecorder:
         t = _Triples()
         s = self._start("synthesis", t, derived_from=parent)
         t.lit(s, ANSWER, answer)
-        for c in cited:
-            node = self._node(t, c)
+        for h in cited:
+            node = self._node(t, h)
             t.iri(s, CITES, node)
         if reader is not None:
             _reader_triples(t, s, reader)
@@ -318,37 +313,37 @@ class ProvenanceRecorder:
             self._callback(event)
         return event
 
-    def _check_visible(self, stage: str, nodes: Iterable[Candidate]) -> None:
+    def _check_visible(self, stage: str, hits: Iterable[Hit]) -> None:
         if self._visible is None:
             return
-        for rank, c in enumerate(nodes, 1):
-            if not self._visible(c.snapshot_id, c.node_id):
+        for rank, h in enumerate(hits, 1):
+            if not self._visible(h.snapshot_id, h.node.id):
                 raise ValueError(f"provenance {stage}: node {rank} is not visible to the caller")
 
     def _ranked_list(self, t: _Triples, parent: str, kind: str, link: str, cls: str,
-                     candidates: Sequence[Candidate]) -> None:
-        """One sub-entity ``parent:kind:rank`` per candidate, linked from ``parent``."""
-        for rank, c in enumerate(candidates, 1):
+                     hits: Sequence[Hit]) -> None:
+        """One sub-entity ``parent:kind:rank`` per hit, linked from ``parent``."""
+        for rank, h in enumerate(hits, 1):
             sub = f"{parent}:{kind}:{rank}"
             t.iri(parent, link, sub)
-            self._ranked(t, sub, cls, rank, c)
+            self._ranked(t, sub, cls, rank, h)
 
-    def _ranked(self, t: _Triples, sub: str, cls: str, rank: int, c: Candidate) -> None:
+    def _ranked(self, t: _Triples, sub: str, cls: str, rank: int, h: Hit) -> None:
         t.iri(sub, RDF_TYPE, PROV_ENTITY)
         t.iri(sub, RDF_TYPE, cls)
-        node = self._node(t, c)
+        node = self._node(t, h)
         t.iri(sub, NODE_REF, node)
-        t.typed(sub, SCORE, format_score(c.score), XSD + "decimal")
+        t.typed(sub, SCORE, format_score(h.score), XSD + "decimal")
         t.typed(sub, RANK, str(rank), XSD + "integer")
 
-    def _node(self, t: _Triples, c: Candidate) -> str:
+    def _node(self, t: _Triples, h: Hit) -> str:
         """The node's IRI; its description goes with the first event that mentions it."""
-        iri = node_iri(c.snapshot_id, c.node_id)
+        iri = node_iri(h.snapshot_id, h.node.id)
         if iri not in self._described and iri not in t.nodes:
             t.iri(iri, RDF_TYPE, PROV_ENTITY)
             t.iri(iri, RDF_TYPE, NODE)
-            t.lit(iri, NODE_ID, c.node_id)
-            t.lit(iri, SNAPSHOT_ID, c.snapshot_id)
+            t.lit(iri, NODE_ID, h.node.id)
+            t.lit(iri, SNAPSHOT_ID, h.snapshot_id)
             t.nodes.add(iri)
         return iri
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from excerpt.compose.composer import Passage, compose
+from excerpt.compose.composer import compose
 from excerpt.compose.extract import (
     SLOW_CHARS,
     SlowEmbed,
@@ -22,7 +22,7 @@ from excerpt.compose.extract import (
 )
 from excerpt.compose.question import question_unit, shape, unit_cue
 from excerpt.compose.sentences import sentence_spans
-from excerpt.types import Node
+from excerpt.types import Hit, Node
 
 BOOK = ("regulations", "dongeui_regulations_9-340_20250702.txt")
 
@@ -32,7 +32,7 @@ def lines(shared_data: Callable[..., Path]) -> list[str]:
 
 
 def article(shared_data: Callable[..., Path], head: str, after: str = "",
-            kind: str = "article") -> Passage:
+            kind: str = "article") -> Hit:
     """The article of the book starting with ``head`` (the first after a line starting with
     ``after``), up to the next article or a blank line, as a passage."""
     text = lines(shared_data)
@@ -42,10 +42,10 @@ def article(shared_data: Callable[..., Path], head: str, after: str = "",
     while end < len(text) and text[end].strip() and not text[end].startswith("제"):
         end += 1
     body = "\n".join(text[first:end])
-    return Passage(Node(head, "regulations", body, metadata={"kind": kind}), 1.0)
+    return Hit(Node(head, "regulations", body, metadata={"kind": kind}), 1.0, "regulations@1")
 
 
-def addendum(shared_data: Callable[..., Path], after: str) -> Passage:
+def addendum(shared_data: Callable[..., Path], after: str) -> Hit:
     """The 부칙 (addendum) right after the line starting with ``after``."""
     text = lines(shared_data)
     at = text.index(next(t for t in text if t.startswith(after)))
@@ -53,8 +53,8 @@ def addendum(shared_data: Callable[..., Path], after: str) -> Passage:
     end = first + 1
     while end < len(text) and text[end][:1].isdigit():
         end += 1
-    return Passage(Node("부칙", "regulations", "\n".join(text[first:end]),
-                        metadata={"kind": "addendum"}), 1.0)
+    return Hit(Node("부칙", "regulations", "\n".join(text[first:end]),
+                    metadata={"kind": "addendum"}), 1.0, "regulations@1")
 
 
 def test_a_list_lead_carries_its_items(shared_data: Callable[..., Path]) -> None:

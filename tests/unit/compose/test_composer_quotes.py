@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from excerpt.compose.composer import ComposedAnswer, Passage, compose
+from excerpt.compose.composer import ComposedAnswer, compose
 from excerpt.compose.sentences import one_line
-from excerpt.types import Node
+from excerpt.types import Hit, Node
 
 SNAPSHOT = (
     "A snapshot is written to a staging folder first.\nWhen every file is there, the folder is "
@@ -19,11 +19,11 @@ SNAPSHOT = (
     "snapshot stays until no reader holds it.")
 
 
-def passage(node_id: str, text: str) -> Passage:
-    return Passage(Node(node_id, "doc", text, title=node_id), 1.0)
+def passage(node_id: str, text: str) -> Hit:
+    return Hit(Node(node_id, "doc", text, title=node_id), 1.0, "doc@1")
 
 
-def assert_item_4(composed: ComposedAnswer, passages: list[Passage]) -> None:
+def assert_item_4(composed: ComposedAnswer, passages: list[Hit]) -> None:
     texts = {p.node.id: p.node.text for p in passages}
     for quote in composed.quotes:
         assert quote.text in texts[quote.node_id], quote.text
@@ -68,7 +68,7 @@ def test_a_hard_wrapped_quote_is_verbatim_and_shown_on_one_line() -> None:
 
 
 @pytest.fixture(scope="module")
-def dorian(shared_data: Callable[..., Path]) -> list[Passage]:
+def dorian(shared_data: Callable[..., Path]) -> list[Hit]:
     """Chapter-sized chunks of the real book (800 characters, cut anywhere, as a chunker
     might), so quotes meet hard wraps, dialogue, "Mr." and chunk edges."""
     raw = shared_data("books", "pg174_dorian_gray.txt").read_bytes().decode("utf-8", "replace")
@@ -80,7 +80,7 @@ def dorian(shared_data: Callable[..., Path]) -> list[Passage]:
 @pytest.mark.parametrize("question", [
     "Why does Dorian hide the portrait?", "What does Lord Henry say about influence?",
     "Who is Sibyl Vane?", "What does Basil think of Mr. Gray?", "How does Dorian kill Basil?"])
-def test_item_4_holds_on_real_book_text(dorian: list[Passage], question: str) -> None:
+def test_item_4_holds_on_real_book_text(dorian: list[Hit], question: str) -> None:
     words = set(question.lower().replace("?", "").split())
     passages = sorted(dorian, key=lambda p: -len(words & set(p.node.text.lower().split())))[:10]
     composed = compose(question, passages)

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from excerpt.compose.composer import Passage, compose
+from excerpt.compose.composer import compose
 from excerpt.compose.extract import Embed, SlowEmbed, candidates, view_embed
 from excerpt.compose.question import question_focus, question_kind, shape
-from excerpt.types import Node
+from excerpt.types import Hit, Node
 
 
-def passage(node_id: str, text: str) -> Passage:
-    return Passage(Node(node_id, "doc", text, title=node_id), 1.0)
+def passage(node_id: str, text: str) -> Hit:
+    return Hit(Node(node_id, "doc", text, title=node_id), 1.0, "doc@1")
 
 
 @pytest.mark.parametrize(("question", "kind"), [
@@ -152,7 +152,7 @@ def test_a_code_node_is_answered_from_its_lines() -> None:
             "public static class NearestNeighbors { public static void FindTopK() { } }\n")
     node = Node("C0008", "NearestNeighbors.cs", code, metadata={"code_language": "csharp"})
     composed = compose("Which distance does the nearest neighbour search use?",
-                       [Passage(node, 1.0)])
+                       [Hit(node, 1.0, "doc@1")])
     assert not composed.cautious
     assert "cosine distance" in composed.answer
     assert composed.quotes and all(q.text in code for q in composed.quotes)

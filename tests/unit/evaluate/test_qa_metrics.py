@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from excerpt.compose.ask import AskResult
-from excerpt.compose.composer import Citation, ComposedAnswer, Passage
+from excerpt.compose.composer import Citation, ComposedAnswer
 from excerpt.compose.quotes import Quote
 from excerpt.errors import InputError
 from excerpt.evaluate.qa import Question, load_qa, score_answer, summarise
@@ -21,7 +21,7 @@ from excerpt.evaluate.qa_metrics import (
     states_fact,
     states_phrase,
 )
-from excerpt.types import Node
+from excerpt.types import Hit, Node
 
 
 def test_facts_match_whole_words_case_insensitively() -> None:
@@ -91,8 +91,8 @@ def _result(answer: str, quotes: list[tuple[str, str]], cited: list[tuple[int, s
             documents: dict[str, str], cautious: bool = False) -> AskResult:
     composed = ComposedAnswer(answer, cautious, [Quote(i, t, 1.0, 0) for i, t in quotes],
                               [Citation(n, i, "", "", {}) for n, i in cited])
-    passages = [Passage(Node(i, i, t), 1.0) for i, t in documents.items()]
-    return AskResult("q", "en", [], {}, passages, passages, composed, None,
+    hits = [Hit(Node(i, i, t), 1.0, "books@1") for i, t in documents.items()]
+    return AskResult("q", "en", [], {}, hits, hits, composed, None,
                      {"retrieval": 2.0, "compose": 1.0, "total": 3.0})
 
 

@@ -7,6 +7,7 @@ as in the seed. The recorder is driven directly: these are orchestration-free un
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from rdflib import Dataset, Graph, Literal, URIRef
@@ -30,27 +31,33 @@ from excerpt.provenance.prov import (
     SCORE,
     SELECTED,
     SYNTHESIS,
-    Candidate,
     ExplainEvent,
     ProvenanceRecorder,
     format_score,
     node_iri,
     parse_node_iri,
 )
+from excerpt.types import Hit, Node
+
+
+def hit(node_id: str, snapshot_id: str, score: float) -> Hit:
+    """A search's hit, as the ask pipeline hands it to the recorder."""
+    return Hit(Node(node_id, "policy-doc", f"The text of {node_id}."), score, snapshot_id)
+
 
 QUESTION_TEXT = "What is the return policy?"
 CONCEPTS = ["return policy", "refund"]
-A = Candidate("policy-doc-1:chunk-0", "docs@1", 0.61)
-B = Candidate("policy-doc-1:chunk-1", "docs@1", 0.55)
-C = Candidate("policy-doc-1:chunk-2", "docs@1", 0.5)
-RERANKED = [Candidate(C.node_id, C.snapshot_id, 0.95), Candidate(A.node_id, A.snapshot_id, 0.42)]
+A = hit("policy-doc-1:chunk-0", "docs@1", 0.61)
+B = hit("policy-doc-1:chunk-1", "docs@1", 0.55)
+C = hit("policy-doc-1:chunk-2", "docs@1", 0.5)
+RERANKED = [replace(C, score=0.95), replace(A, score=0.42)]  # as the ask's focus makes them
 # rdflib 7.6's own serializers and parsers still call its deprecated ConjunctiveGraph API
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib.*")
 
 ANSWER_TEXT = "Items can be returned within 30 days for a full refund."
 
 
-def run(rerank: bool, ask_id: str | None = "ask-1", candidates: list[Candidate] | None = None,
+def run(rerank: bool, ask_id: str | None = "ask-1", candidates: list[Hit] | None = None,
         ) -> tuple[ProvenanceRecorder, list[ExplainEvent]]:
     events: list[ExplainEvent] = []
     rec = ProvenanceRecorder(QUESTION_TEXT, events.append, ask_id=ask_id)
@@ -125,7 +132,7 @@ def test_exploration_lists_every_candidate_with_its_score() -> None:
         assert has_type(exploration, sub, CANDIDATE)
         (node,) = objects(exploration, NODE_REF, sub)
         nodes.add(str(node))
-    assert nodes == {node_iri(c.snapshot_id, c.node_id) for c in (A, B, C)}
+    assert nodes == {node_iri(c.snapshot_id, c.node.id) for c in (A, B, C)}
 
 
 # -- with a reranker ------------------------------------------------------------------------
@@ -152,7 +159,7 @@ def test_focus_carries_one_selection_per_survivor_with_node_and_score() -> None:
         (score,) = objects(focus, SCORE, sel)
         refs.add(str(ref))
         scores.add(str(score))
-    assert refs == {node_iri(C.snapshot_id, C.node_id), node_iri(A.snapshot_id, A.node_id)}
+    assert refs == {node_iri(C.snapshot_id, C.node.id), node_iri(A.snapshot_id, A.node.id)}
     assert scores == {"0.95", "0.42"}   # the reranker's scores, not retrieval's
 
 
@@ -160,7 +167,7 @@ def test_rerank_synthesis_derives_from_focus() -> None:
     _, events = run(rerank=True)
     assert derived_from(events[4]) == events[3].id
     cited = {str(o) for o in objects(events[4], CITES, events[4].id)}
-    assert cited == {node_iri(c.snapshot_id, c.node_id) for c in RERANKED}
+    assert cited == {node_iri(c.snapshot_id, c.node.id) for c in RERANKED}
 
 
 def test_selection_entities_only_in_focus() -> None:
@@ -204,19 +211,19 @@ def test_turtle_trig_and_jsonld_parse_back_to_the_same_triples() -> None:
 
 
 def test_korean_and_awkward_node_ids_round_trip() -> None:
-    ids = [Candidate("교원인사규정 제15조", "규정@2", 0.7),
-           Candidate("SQL:dbo.proc Process/Payment?x=1#y", "code 1/2", 0.6),
-           Candidate("100% sure", "s:1", 0.5)]
+    ids = [hit("교원인사규정 제15조", "규정@2", 0.7),
+           hit("SQL:dbo.proc Process/Payment?x=1#y", "code 1/2", 0.6),
+           hit("100% sure", "s:1", 0.5)]
     for c in ids:
-        iri = node_iri(c.snapshot_id, c.node_id)
+        iri = node_iri(c.snapshot_id, c.node.id)
         assert iri.isascii() and " " not in iri and "/" not in iri
-        assert parse_node_iri(iri) == (c.snapshot_id, c.node_id)
+        assert parse_node_iri(iri) == (c.snapshot_id, c.node.id)
     rec, _ = run(rerank=False, candidates=ids)
     for text, fmt in ((rec.to_trig(), "trig"), (rec.to_jsonld(), "json-ld")):
         back = Dataset().parse(data=text, format=fmt).graph(URIRef(RETRIEVAL_GRAPH))
         found = {parse_node_iri(str(s)): str(o) for s, _, o in back.triples(
             (None, URIRef(NODE_ID), None))}
-        assert found == {(c.snapshot_id, c.node_id): c.node_id for c in ids}, fmt
+        assert found == {(c.snapshot_id, c.node.id): c.node.id for c in ids}, fmt
     assert "교원인사규정 제15조" in rec.to_jsonld()   # literals stay readable, not escaped
 
 
@@ -272,7 +279,7 @@ def test_non_finite_score_is_refused_before_anything_is_emitted(score: float) ->
     rec2.question()
     rec2.grounding(CONCEPTS)
     with pytest.raises(ValueError, match="finite"):
-        rec2.exploration([Candidate("n", "s", score)])
+        rec2.exploration([hit("n", "s", score)])
     assert [e.stage for e in rec2.events] == ["question", "grounding"]
 
 
@@ -282,40 +289,40 @@ def test_focus_may_not_invent_a_node() -> None:
     rec.question()
     rec.grounding(CONCEPTS)
     rec.exploration([A, B])
-    secret = Candidate("secret-node", "docs@1", 0.99)
+    secret = hit("secret-node", "docs@1", 0.99)
     with pytest.raises(ValueError) as info:
-        rec.focus([Candidate(A.node_id, A.snapshot_id, 0.9), secret])
+        rec.focus([replace(A, score=0.9), secret])
     assert "secret" not in str(info.value)     # the message names the rank, not the node
     assert "selection 2" in str(info.value)
     assert [e.stage for e in events] == ["question", "grounding", "exploration"]
     # same id in another snapshot is another node
     with pytest.raises(ValueError):
-        rec.focus([Candidate(A.node_id, "docs@2", 0.9)])
+        rec.focus([replace(A, snapshot_id="docs@2", score=0.9)])
 
 
 @pytest.mark.parametrize("stage", ["exploration", "focus", "synthesis"])
 def test_visible_check_guards_every_stage_that_names_nodes(stage: str) -> None:
     hidden = "hidden-node"
-    allowed = {A.node_id, B.node_id, C.node_id}
+    allowed = {A.node.id, B.node.id, C.node.id}
     events: list[ExplainEvent] = []
     rec = ProvenanceRecorder(QUESTION_TEXT, events.append, ask_id="a",
                              visible=lambda snapshot, node: node in allowed)
     rec.question()
     rec.grounding(CONCEPTS)
-    bad = Candidate(hidden, "docs@1", 0.5)
+    bad = hit(hidden, "docs@1", 0.5)
     if stage == "exploration":
         call = lambda: rec.exploration([A, bad])  # noqa: E731
     else:
         rec.exploration([A, B, C])
         if stage == "focus":
-            allowed.discard(C.node_id)  # e.g. rights changed: the check is asked again
+            allowed.discard(C.node.id)  # e.g. rights changed: the check is asked again
             call = lambda: rec.focus([A, C])  # noqa: E731
         else:
             call = lambda: rec.synthesis(ANSWER_TEXT, [A, bad])  # noqa: E731
     before = [e.stage for e in events]
     with pytest.raises(ValueError, match="not visible") as info:
         call()
-    assert hidden not in str(info.value) and C.node_id not in str(info.value)
+    assert hidden not in str(info.value) and C.node.id not in str(info.value)
     assert [e.stage for e in events] == before
     mentioned = " ".join(str(x) for e in events for t in e.triples for x in t)
     assert hidden not in mentioned
@@ -323,14 +330,14 @@ def test_visible_check_guards_every_stage_that_names_nodes(stage: str) -> None:
 
 def test_synthesis_may_cite_visible_nodes_found_after_retrieval() -> None:
     # citation hops and graph expansion add nodes after exploration; they are described once
-    expanded = Candidate("policy-doc-2:chunk-0", "docs@1", 0.3)
+    expanded = hit("policy-doc-2:chunk-0", "docs@1", 0.3)
     rec = ProvenanceRecorder(QUESTION_TEXT, ask_id="a")
     rec.question()
     rec.grounding(CONCEPTS)
     rec.exploration([A])
     synthesis = rec.synthesis(ANSWER_TEXT, [A, expanded])
     described = {str(s) for s, p, _ in synthesis.triples if str(p) == NODE_ID}
-    assert described == {node_iri(expanded.snapshot_id, expanded.node_id)}
+    assert described == {node_iri(expanded.snapshot_id, expanded.node.id)}
 
 
 def test_stages_must_come_in_order() -> None:
