@@ -117,7 +117,6 @@ class Hit:
     node: Node
     score: float
     snapshot_id: str
-    scores: Mapping[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         n = self.node
