@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +37,6 @@ from excerpt.types import (
     SEARCH_MODES,
     Filters,
     Hit,
-    IdfWeights,
     Node,
     Principal,
     SearchMode,
@@ -52,7 +50,6 @@ from excerpt.types import (
 if TYPE_CHECKING:
     from excerpt.compose.ask import AskOptions, AskResult
     from excerpt.compose.composer import ComposedAnswer
-    from excerpt.compose.extract import Embed
     from excerpt.compose.synthesis import KeptSentence
     from excerpt.context.fetch import ContextResult
     from excerpt.embed.queries import CachedQueries
@@ -316,61 +313,27 @@ class Engine:
         ``llm``, a chat client, reads instead (as the reader 'openai'); ``on_sentence``
         receives each checked sentence of a model's answer as soon as it is judged."""
         from excerpt.compose.ask import AskPipeline
-        from excerpt.ingest.books.parts import excluded_parts, without_parts
-        from excerpt.retrieve.relations import code_pins, read_question
+        from excerpt.compose.ask_reads import AskReads
 
         if not question.strip():
             raise InputError("the question is empty")
         options = options or self.ask_options()
         reranker = self.settings.reranker if reranker is None else reranker
         reader_name, client = self._reader(options, llm)
-        snapshots, filters, principal = self._read(filters, principal)
-        view = self.access.view(snapshots, principal, filters.metadata)
-        excluded = excluded_parts(self.settings.ask_exclude_parts, filters.metadata)
-        # one view per metadata scope the inner searches read, all of one resolve
-        views: dict[tuple[tuple[str, str], ...], View] = {(): view}
-        asked = self.searcher.read(question)  # every stage reads it (query/question.py)
-        questions = {question: asked}  # each text the ask searches, read once
+        snapshots, filters, principal = self._read(filters, principal)  # resolved once
 
-        code_question = read_question(question) is not None and bool(code_pins(
-            question, lambda names: self.access.code_ids(view, names),
-            lambda: self.access.graph(view)))
+        def search_view(view: View, asked: Question, scoped: Filters, n: int) -> SearchResult:
+            return self._search(view, asked, scoped, principal, mode, n, True, None,
+                                time.perf_counter())
 
-        def scoped_search(query: str, scoped: Filters, n: int) -> SearchResult:
-            if not query.strip():
-                raise InputError("the query is empty")
-            key = tuple(sorted((k, repr(v)) for k, v in scoped.metadata.items()
-                               if filters.metadata.get(k) != v))
-            if key not in views:
-                check_where(scoped.metadata)
-                views[key] = self.access.view(snapshots, principal, scoped.metadata)
-            if query not in questions:
-                questions[query] = self.searcher.read(query)
-            return self._search(views[key], questions[query], scoped, principal, mode, n, True,
-                                None, time.perf_counter())
-
-        def search(query: str, k: int, scope: Mapping[str, Any]) -> list[Hit]:
-            scoped = replace(filters, metadata={**filters.metadata, **scope})
-            # book apparatus (contents, prefaces, notes) stays searchable but out of answers
-            hits = without_parts(lambda n: scoped_search(query, scoped, n).hits, k, excluded)
-            if code_question:  # what the whole question pins (retrieve/relations.py) leads
-                whole = scoped_search(question, scoped, k)
-                pinned = set(whole.analysis.get("named_nodes", ()))
-                lead = [h for h in whole.hits if h.node.id in pinned]
-                return lead + [h for h in hits if h.node.id not in pinned]
-            return hits
-
-        def vectors(hits: Sequence[Hit]) -> Any:
-            return self.access.node_vectors(view, self.searcher.query_embedder, question,
-                                            [(h.snapshot_id, h.node.id) for h in hits])
-
+        reads = AskReads(self.searcher, snapshots, filters, principal, question,
+                         self._warm_embedder, search_view)
         chosen = None if reranker in (None, "none") else self._reranker(str(reranker))
         pipeline = AskPipeline(
-            search, chosen, lambda q: self._idf(view, q),
-            vectors if mode != "bm25" else None, client, reader_name,
-            model_concepts=reader_name == "openai",
-            embed=lambda q: self._sentence_embed(view, q), as_typed=mode != "bm25")
-        return pipeline.run(asked, options, explain, record, on_sentence)
+            reads.search, chosen, reads.idf, reads.vectors if mode != "bm25" else None,
+            client, reader_name, model_concepts=reader_name == "openai", embed=reads.embed,
+            as_typed=mode != "bm25")
+        return pipeline.run(reads.question, options, explain, record, on_sentence)
 
     def _reader(self, options: AskOptions, llm: Any) -> tuple[str, Any]:
         """(reader name, its chat client): ``llm`` when given (the reader it says it is, else
@@ -404,24 +367,17 @@ class Engine:
         what ``principal`` may see: a search's hits): the same sentence scoring (the view's
         idf weights and embedder) without ask's own retrieval. Used by the scenario eval."""
         from excerpt.compose.ask import AskOptions
+        from excerpt.compose.ask_reads import AskReads
         from excerpt.compose.composer import compose
 
-        filters, principal, view = self._open_view(filters, principal)
+        snapshots, filters, principal = self._read(filters, principal)
         options = options or AskOptions()
-        asked = self.searcher.read(question)
-        weights = self._idf(view, asked)
-        return compose(asked, passages, asked.language, options.max_quotes,
-                       options.min_confidence, weights, self._sentence_embed(view, question),
+        reads = AskReads(self.searcher, snapshots, filters, principal, question,
+                         self._warm_embedder)
+        weights = reads.idf(reads.question)
+        return compose(reads.question, passages, reads.question.language, options.max_quotes,
+                       options.min_confidence, weights, reads.embed(question),
                        absent=weights.absent)
-
-    def _idf(self, view: View, question: Question) -> IdfWeights:
-        """The view's idf weights of the question's tokens (the composer's coverage)."""
-        return self.access.idf_weights(view, list(question.tokens))
-
-    def _sentence_embed(self, view: View, question: str) -> Embed | None:
-        from excerpt.compose.extract import view_embed
-
-        return view_embed([p.embed_model for p in view.parts], self._warm_embedder, question)
 
     def _reranker(self, name: str) -> Reranker:
         """The reranker ``name``; plain ``cross-encoder`` is the settings' model."""
