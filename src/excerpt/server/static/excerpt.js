@@ -194,7 +194,8 @@ function showAnswer(result) {
   result.answer.split(/(\[\d+\])/).forEach((part) => {
     const m = part.match(/^\[(\d+)\]$/);
     if (!m) { answer.append(part); return; }
-    const cite = text("span", part, "cite");
+    const cite = text("button", part, "cite"); // a button: reached and pressed by keyboard too
+    cite.type = "button";
     cite.dataset.n = m[1];
     cite.addEventListener("click", () => focusQuote(m[1]));
     answer.append(cite);

@@ -1,0 +1,186 @@
+"""The web UI's accessibility (issue 32), in headless Chromium against a real `excerpt serve`
+process: every view the UI has today (the start page before and after a key, search results,
+an error, an answer and a cautious one, the passage in context, a code hit's dependencies and
+/docs), at a desktop width (1280 px) and a phone's (390 px), checked with axe-core injected
+into the page: no serious or critical violation. Each view's full-page screenshot is saved
+(into pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when it is set, to keep them as
+artefacts) and checked to be a PNG of the page's width; nothing scrolls sideways."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.a11y import axe_violations, described, severe
+from tests.browser import console_errors, png_size
+from tests.http import add_keys, call, excerpt_serve
+
+from excerpt.engine import Engine
+
+HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
+CAUTIOUS = "What does the painting of Dorian show about the tax rate of London?"
+CONFIDENT = "What does Lord Henry say about youth and beauty?"
+WIDTHS = {"desktop": 1280, "phone": 390}
+SHOTS = "EXCERPT_UI_SCREENSHOTS"
+
+
+class Site:
+    def __init__(self, url: str, key: str) -> None:
+        self.url, self.key = url, key
+
+
+@pytest.fixture(scope="module")
+def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory,
+         free_port: Callable[[], int]) -> Iterator[Site]:
+    """A small home: a book, a code archive and the handbook; one reader's key."""
+    home = tmp_path_factory.mktemp("web-ui-a11y") / "home"
+    engine = Engine(home)
+    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
+                  embedder="none")
+    engine.ingest(shared_data("fake_enterprise", "Release_FAKE_ENTERPRISE_1.0.zip"),
+                  collection="code", embedder="none")
+    engine.ingest(HANDBOOK, collection="handbook", embedder="none")
+    engine.close()
+    keys = add_keys(home, [("ana",)], revoke=())
+    with excerpt_serve(["--home", str(home)], free_port()) as url:
+        assert call(f"{url}/v1/search?q=youth&collection=books&mode=bm25",
+                    keys["ana"])[0] == 200
+        yield Site(url, keys["ana"])
+
+
+# -- the views: each leaves the page showing one state of the UI -----------------------------
+
+def with_key(page: Any, site: Site, collection: str = "books") -> None:
+    page.goto(site.url + "/")
+    page.fill("#key", site.key)
+    page.dispatch_event("#key", "change")
+    page.wait_for_selector("#collection[aria-busy=false]", state="attached")
+    page.select_option("#collection", collection)
+
+
+def send(page: Any, query: str, button: str) -> None:
+    page.select_option("#mode", "bm25")
+    page.fill("#query", query)
+    page.click(button)
+
+
+def start(page: Any, site: Site) -> None:
+    page.goto(site.url + "/")
+    page.wait_for_selector("#collection[aria-busy=false]", state="attached")
+    assert page.inner_text("#status") == "Paste an API key to start."
+
+
+def keyed(page: Any, site: Site) -> None:
+    with_key(page, site)
+    assert page.locator("#collection option").count() == 3
+
+
+def results(page: Any, site: Site) -> None:
+    with_key(page, site)
+    send(page, "portrait Basil", "#search-button")
+    page.wait_for_selector("#hits:not([hidden])")
+    assert page.locator("#hit-list mark").count() > 0
+
+
+def error(page: Any, site: Site) -> None:
+    with_key(page, site)
+    send(page, "youth " * 400, "#search-button")  # over the service's 2,000 characters
+    page.wait_for_selector("#status.error")
+
+
+def answer(page: Any, site: Site) -> None:
+    with_key(page, site)
+    send(page, CONFIDENT, "#ask-button")
+    page.wait_for_selector("#answer:not([hidden])", timeout=30_000)
+    assert page.locator("#quotes .quote").count() > 0 and page.locator("#cautious").is_hidden()
+    # a citation is reached and pressed by keyboard: it focuses its quote
+    page.focus("#query")
+    page.keyboard.press("Tab")
+    for _ in range(12):
+        if page.evaluate("document.activeElement.classList.contains('cite')"):
+            break
+        page.keyboard.press("Tab")
+    n = page.evaluate("document.activeElement.classList.contains('cite') && "
+                      "document.activeElement.dataset.n")
+    assert n, "no citation is reached by Tab"
+    page.keyboard.press("Enter")
+    assert page.get_attribute(".quote.active", "id") == f"quote-{n}"
+
+
+def cautious(page: Any, site: Site) -> None:
+    with_key(page, site)
+    send(page, CAUTIOUS, "#ask-button")
+    page.wait_for_selector("#answer.cautious:not([hidden])", timeout=30_000)
+    assert page.locator("#cautious").is_visible()
+
+
+def passage(page: Any, site: Site) -> None:
+    answer(page, site)
+    page.locator("#quotes a.in-context").first.click()
+    page.wait_for_selector("#passage:not([hidden])")
+    assert page.locator("#passage-text mark.quoted").count() == 1
+
+
+def dependencies(page: Any, site: Site) -> None:
+    with_key(page, site, "code")
+    send(page, "SearchByTracking", "#search-button")
+    page.wait_for_selector("#hits:not([hidden])")
+    page.locator("#hit-list button.deps").first.click()
+    page.wait_for_selector("#graph:not([hidden])")
+    assert page.locator("#tree li").count() > 1
+
+
+def docs(page: Any, site: Site) -> None:
+    page.goto(site.url + "/docs")
+    page.wait_for_selector("#routes section")
+
+
+VIEWS: dict[str, Callable[[Any, Site], None]] = {
+    "start": start, "keyed": keyed, "results": results, "error": error, "answer": answer,
+    "cautious": cautious, "passage": passage, "dependencies": dependencies, "docs": docs}
+
+
+def keep(shot: Path) -> None:
+    """Copies a screenshot into $EXCERPT_UI_SCREENSHOTS when that is set."""
+    folder = os.environ.get(SHOTS)
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(folder) / shot.name)
+
+
+@pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
+@pytest.mark.parametrize("view", VIEWS.values(), ids=VIEWS.keys())
+def test_every_view_has_no_serious_or_critical_axe_violation(
+        page: Any, site: Site, tmp_path: Path, view: Callable[[Any, Site], None],
+        width: int) -> None:
+    errors = console_errors(page)
+    page.set_viewport_size({"width": width, "height": 900})
+    view(page, site)
+    shot = tmp_path / f"{view.__name__}-{width}.png"
+    shot_width, shot_height = png_size(page.screenshot(path=str(shot), full_page=True))
+    keep(shot)
+    assert shot_width == width and shot_height >= 900
+    # nothing scrolls sideways, at a phone's width too
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    found = axe_violations(page)
+    assert severe(found) == [], described(severe(found))
+    # no console error but, in the error view, Chromium's line for the refused request
+    refused = ["Failed to load resource: the server responded with a status of 400"]
+    assert [e.split(" (")[0] for e in errors] == (refused if view is error else []), errors
+
+
+def test_axe_reports_what_a_bad_page_breaks(page: Any) -> None:
+    """The check above can fail: on a page without a language, with a nameless button, an image
+    without alt text and faint text, axe reports each as serious or critical."""
+    page.set_content('<html><head><title>bad</title></head><body><main><button></button>'
+                     '<img src="data:,"><p style="color:#bbb;background:#fff">faint</p>'
+                     '</main></body></html>')
+    found = {v["id"]: v for v in severe(axe_violations(page))}
+    assert set(found) == {"html-has-lang", "button-name", "image-alt", "color-contrast"}, found
+    assert found["button-name"]["targets"] == ["button"] and found["image-alt"]["impact"] == \
+        "critical"
+    assert found["color-contrast"]["targets"] == ["p"]
