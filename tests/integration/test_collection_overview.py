@@ -261,3 +261,22 @@ def test_rest_refuses_as_the_other_routes_do(office: Path,
         assert call(overview.format("c"))[0] == 401
         assert call(overview.format("c") + "?examples=11", alice)[0] == 400
         assert call(overview.format("c") + "?examples=-1", alice)[0] == 400
+
+
+def test_both_stores_give_the_same_overview(where: tuple[str, str], tmp_path: Path) -> None:
+    """The overview reads rows through the store's roles (``visible_rows``,
+    ``nodes_by_ordinal``): PostgreSQL answers what the embedded store does."""
+    kind, place = where
+    for name, text in (("public.md", PUBLIC_MD), ("board.md", BOARD_MD)):
+        (tmp_path / name).write_text(text, "utf-8")
+    engine = (Engine(tmp_path / "home", store_url=place) if kind == "postgres"
+              else Engine(place))
+    engine.ingest(tmp_path / "public.md", collection="c", embedder="none", source="public")
+    engine.ingest(tmp_path / "board.md", collection="c", embedder="none", source="board",
+                  acl_tags=["board"], classification_labels=["secret"])
+    alice = service.overview(engine, service.OverviewRequest("c"), Principal.anonymous())
+    bob = service.overview(engine, service.OverviewRequest("c"), BOB)
+    assert "Northwind" not in json.dumps(alice) and "Northwind" in json.dumps(bob)
+    assert (alice["counts"]["nodes"], bob["counts"]["nodes"]) == (2, 4)
+    assert [e["heading"] for e in alice["examples"]] == ["Cafeteria hours", "Weekend brunch"]
+    engine.close()
