@@ -196,7 +196,8 @@ def examples(headings: Sequence[Heading], n: int = 3, language: str | None = Non
         pool = list(unique.values())
     short = [h for h in pool if len(h.text) + len(h.within) <= SHORT.get(h.language, 50)]
     # a question naming a 40-character regulation reads as a form: short ones first
-    order = (_spread(short, n) + _spread([h for h in pool if h not in short], n)
+    shorter = {id(h) for h in short}
+    order = (_spread(short, n) + _spread([h for h in pool if id(h) not in shorter], n)
              if len(short) >= n else _spread(pool, n))
     chosen: list[Example] = []
     budget = MAX_TRIES * n
