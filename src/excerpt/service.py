@@ -32,6 +32,7 @@ from excerpt.types import SEARCH_MODES, Filters, Principal, SearchMode, check_wh
 
 if TYPE_CHECKING:  # a search imports no composer, memory or reranker (a CLI cold start)
     from excerpt.compose.ask import AskOptions, AskResult
+    from excerpt.compose.example_questions import Example
     from excerpt.compose.followup import Resolution
     from excerpt.compose.synthesis import KeptSentence
     from excerpt.engine import Engine
@@ -207,3 +208,39 @@ def check(engine: Engine, filters: Filters, principal: Principal) -> None:
     refused with a status before its stream starts, not with an error event."""
     check_where(filters.metadata)
     engine.resolve(filters, principal)
+
+
+@dataclass(frozen=True)
+class OverviewRequest:
+    """A collection's overview (:mod:`excerpt.catalogue_overview`): its name and how many
+    example questions (at most :data:`MAX_EXAMPLES`)."""
+
+    collection: str
+    examples: int = 3
+
+    def __post_init__(self) -> None:
+        if not self.collection.strip():
+            raise InputError("the collection is empty")
+        if not 0 <= self.examples <= MAX_EXAMPLES:
+            raise InputError(f"examples must be between 0 and {MAX_EXAMPLES}, "
+                             f"got {self.examples}")
+
+
+MAX_EXAMPLES = 10
+"""Example questions an overview makes at most."""
+
+
+def overview(engine: Engine, request: OverviewRequest, principal: Principal) -> dict[str, Any]:
+    """What ``principal`` may see of ``request``'s collection: sources, snapshots, counts,
+    the last import, metadata for filters, example questions; a collection it sees nothing
+    of is not found, as an unknown one is."""
+    from excerpt.catalogue_overview import overview as build
+
+    filters = Filters(request.collection)
+
+    def answers(example: Example) -> bool:  # the caller's own search: its rights, its view
+        ranking = engine.search(example.question, filters, principal, "bm25", k=1,
+                                fetch=False).ranking
+        return bool(ranking) and ranking[0][0] == example.heading.node_id
+
+    return build(engine.catalogue, request.collection, principal, request.examples, answers)

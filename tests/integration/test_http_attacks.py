@@ -96,13 +96,14 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/v1/passage?id=secret.txt%3A0000&collection=c&around=2", None),
     ("POST", "/v1/sync?collection=s&name=folder&embedder=none", zipped({"a.txt": PUBLIC})),
     ("GET", "/v1/snapshots", None),
+    ("GET", "/v1/collections/c/overview", None),
 ]
 
 
 def test_the_suite_covers_every_route_of_the_document(service: Service) -> None:
     _, document = service.call("GET", "/openapi.json")
-    covered = {(m.lower(), urlparse(p).path.replace("/notes/", "/{conversation}/"))
-               for m, p, _ in ROUTES}
+    covered = {(m.lower(), urlparse(p).path.replace("/notes/", "/{conversation}/")
+                .replace("/collections/c/", "/collections/{collection}/")) for m, p, _ in ROUTES}
     listed = {(m, p) for p, item in document["paths"].items() for m in item}
     assert listed - covered == {("get", "/-/health")}
 

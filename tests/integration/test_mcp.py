@@ -23,6 +23,7 @@ from tests.aio import run_async
 from tests.http import add_keys, call, excerpt_serve
 from tests.stores import handbook_and_secret
 
+from excerpt import service
 from excerpt.cli.main import cli
 from excerpt.engine import Engine
 from excerpt.mcp.server import build_server, fixed_rights
@@ -34,7 +35,8 @@ SECRET = ("Snapshot retention for the board: the Northwind merger files are kept
 HIDDEN = "merger.txt:0000"
 QUERY = "board snapshot retention files kept before March"
 TOOLS = {"search", "ask", "graph", "context", "get_nodes", "list_collections",
-         "list_snapshots", "memory_add", "memory_read", "memory_search"}
+         "list_snapshots", "collection_overview", "memory_add", "memory_read",
+         "memory_search"}
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +76,7 @@ async def matrix(client: Client) -> dict[str, Any]:
                                                       "seeds": [HIDDEN], **scope}),
         "get_nodes": await client.call_tool("get_nodes", {"ids": [HIDDEN], **scope}),
         "list_snapshots": await client.call_tool("list_snapshots", scope),
+        "collection_overview": await client.call_tool("collection_overview", scope),
     }
     try:
         out["resource"] = await client.read_resource(f"excerpt://demo/{HIDDEN}")
@@ -130,6 +133,9 @@ def test_in_memory_tools_have_schemas_and_answer_as_the_engine(home: Path) -> No
             assert not answer.is_error and "[1]" in got["answer"]
             assert got["citations"] and got["quotes"] and got["cautious"] in (True, False)
             assert {q["id"] for q in got["quotes"]} <= {c["id"] for c in got["citations"]}
+            overview = await client.call_tool("collection_overview", {"collection": "demo"})
+            assert overview.structured_content == service.overview(
+                engine, service.OverviewRequest("demo"), Principal())
             listed_collections = await client.call_tool("list_collections", {})
             assert listed_collections.structured_content["collections"] == [
                 {"name": "demo", "snapshots": 1, "documents": 4, "nodes": 6}]

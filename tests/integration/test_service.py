@@ -236,6 +236,7 @@ ERRORS_OF = {
     ("post", "/v1/ingest"): {"400", "401", "403"},
     ("post", "/v1/ingest/path"): {"400", "401", "403"},
     ("get", "/v1/snapshots"): {"400", "401", "403", "404"},
+    ("get", "/v1/collections/{collection}/overview"): {"400", "401", "403", "404"},
 }
 
 

@@ -1,6 +1,8 @@
 """`excerpt collections` and `excerpt snapshots`: what the caller may see, and deleting it.
 
     excerpt collections [principal options]            names with snapshot/document/node counts
+    excerpt collections overview NAME [principal]      sources, snapshots, counts, metadata and
+                                                       example questions (catalogue_overview.py)
     excerpt collections delete NAME [--yes]            a collection with all its snapshots and sets
     excerpt snapshots [--collection C] [principal]      snapshots and sets (see catalogue.py)
     excerpt snapshots delete ID [--yes]                 one snapshot, whole
@@ -20,6 +22,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from excerpt import service
 from excerpt.catalogue import Catalogue
 from excerpt.cli.main import (
     cli,
@@ -78,6 +81,51 @@ def collections(ctx: click.Context, acl_tags: tuple[str, ...], clearances: tuple
         Console().print(table)
 
     emit(ctx, payload, human)
+
+
+@collections.command("overview")
+@click.argument("name")
+@click.option("--examples", "n_examples", type=int, default=3, show_default=True,
+              help="How many example questions to make from the collection's headings.")
+@principal_options
+@json_option
+@click.pass_context
+@handles_errors
+def collections_overview(ctx: click.Context, name: str, n_examples: int,
+                         acl_tags: tuple[str, ...], clearances: tuple[str, ...],
+                         all_access: bool) -> None:
+    """Collection NAME on one page, as the caller may see it: its sources (live or retired,
+    the latest snapshot of each), snapshots, counts, last import, metadata keys with their
+    most common values (for --where) and example questions made from its headings (the web
+    UI's start page; GET /v1/collections/NAME/overview)."""
+    request = service.OverviewRequest(name, n_examples)
+    payload = service.overview(ctx.obj["engine"], request,
+                               make_principal(acl_tags, clearances, all_access))
+    emit(ctx, payload, lambda: _overview_text(payload))
+
+
+def _overview_text(payload: dict[str, Any]) -> None:
+    counts = payload["counts"]
+    click.echo(f"{payload['collection']}: {counts['documents']} documents, {counts['nodes']} "
+               f"nodes in {counts['sources']} sources ({counts['snapshots']} snapshots); "
+               f"last import {payload['last_import']}")
+    table = Table("source", "state", "latest snapshot", "created", "documents", "nodes")
+    for column in table.columns:
+        column.overflow = "fold"
+    for s in payload["sources"]:
+        state = "retired" if s["retired"] else "live" if s["live"] else ""
+        table.add_row(s["source"], state, s["snapshot_id"], s["created_at"],
+                      str(s["documents"]), str(s["nodes"]))
+    Console().print(table)
+    if payload["metadata"]["keys"]:
+        click.echo("filters (--where KEY=VALUE), the most common values:")
+    for key in payload["metadata"]["keys"]:
+        shown = ", ".join(f"{v['value']} ({v['nodes']})" for v in key["values"][:5])
+        click.echo(f"  {key['key']}: {shown}" + (" …" if key["distinct"] > 5 else ""))
+    if payload["examples"]:
+        click.echo("try asking:")
+        for example in payload["examples"]:
+            click.echo(f"  {example['question']}")
 
 
 @collections.command("delete")

@@ -121,6 +121,22 @@ class SnapshotsOutput(_Open):
     sets: list[dict[str, Any]] = Field(description="named snapshot sets: name, snapshot_ids")
 
 
+class OverviewOutput(_Open):
+    collection: str
+    counts: dict[str, int] = Field(description="sources, snapshots, and the documents and "
+                                               "nodes a search reads, as the caller sees them")
+    last_import: str | None
+    language: str | None
+    sources: list[dict[str, Any]] = Field(description="source, retired, live, snapshot_id "
+                                                      "(its latest), created_at, counts")
+    snapshots: list[dict[str, Any]] = Field(description="as list_snapshots gives them")
+    sets: list[dict[str, Any]]
+    metadata: dict[str, Any] = Field(description="keys: each metadata key a where filter can "
+                                                 "name, with its most common values")
+    examples: list[dict[str, str]] = Field(description="questions made from the collection's "
+                                                       "headings: question, heading, node_id")
+
+
 class Utterance(_Open):
     utterance_index: int
     speaker: str = Field(description="user, assistant or system")

@@ -262,6 +262,20 @@ def build_server(engine: Engine, rights_of: RightsOf, memory: MemoryStore | None
         return await run(ctx, tools.list_snapshots, collection, acl_tag, clearance,
                          all_access)
 
+    @server.tool(annotations=_READS)
+    async def collection_overview(ctx: Context, collection: Collection,
+                                  examples: Annotated[int, Field(
+                                      ge=0, le=10, description="how many example questions")
+                                  ] = 3,
+                                  acl_tag: AclTag = None, clearance: Clearance = None,
+                                  all_access: AllAccess = False
+                                  ) -> Annotated[CallToolResult, models.OverviewOutput]:
+        """A collection on one page, as the caller may see it: its sources (live or retired),
+        snapshots, counts, last import, the metadata keys a where filter can name with their
+        most common values, and example questions made from its headings."""
+        return await run(ctx, tools.collection_overview, collection, examples, acl_tag,
+                         clearance, all_access)
+
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                              open_world_hint=False))
     async def memory_add(ctx: Context, conversation: Conversation,

@@ -132,6 +132,14 @@ class Tools:
         return self.engine.snapshots(collection, rights.principal(acl_tag, clearance,
                                                                   all_access))
 
+    def collection_overview(self, rights: Rights, collection: str, examples: int = 3,
+                            acl_tag: Sequence[str] | None = None,
+                            clearance: Sequence[str] | None = None,
+                            all_access: bool = False) -> dict[str, Any]:
+        """``GET /v1/collections/{collection}/overview``: what the caller may see of it."""
+        return service.overview(self.engine, service.OverviewRequest(collection, examples),
+                                rights.principal(acl_tag, clearance, all_access))
+
     def ingest(self, rights: Rights, collection: str = "default", text: str | None = None,
                filename: str | None = None, path: str | None = None, fmt: str = "auto",
                acl_tag: Sequence[str] = (), classification: Sequence[str] = ()

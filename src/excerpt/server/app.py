@@ -5,7 +5,8 @@ server-sent events whose last event is the same answer), ``POST /v1/graph``, ``P
 /v1/context``, ``POST /v1/memory/{conversation}/query`` (the memory daemon's form; a key's
 conversations are its own), ``POST /v1/ingest`` (an upload: ingester or admin keys),
 ``POST /v1/ingest/path`` (admin keys, inside the server's ingest roots), ``GET
-/v1/snapshots``, ``GET /-/health`` (no key), ``GET /-/version``; the OpenAPI document is
+/v1/snapshots``, ``GET /v1/collections/{collection}/overview`` (the web UI's start page),
+``GET /-/health`` (no key), ``GET /-/version``; the OpenAPI document is
 ``/openapi.json`` (see :mod:`excerpt.server.openapi`), rendered at ``/docs`` by a local script.
 ``Authorization: Bearer KEY`` is required everywhere else: no key, a wrong key or a revoked
 one is 401. A request may narrow its rights with ``acl_tag`` / ``clearance`` (never widen
@@ -290,6 +291,22 @@ def create_app(engine: Engine, keys: KeyRing,
         """`excerpt snapshots`: only what the key's principal may see (issue 15); a snapshot
         of a source a sync retired is marked ``"retired": true``."""
         return engine.snapshots(collection, who.narrowed(acl_tag, clearance, all_access))
+
+    @app.get("/v1/collections/{collection}/overview", responses=errors(400, 401, 403, 404, 503))
+    def collection_overview(collection: str,
+                            examples: int = Query(3, ge=0, le=service.MAX_EXAMPLES),
+                            acl_tag: list[str] | None = Query(None),  # noqa: B008
+                            clearance: list[str] | None = Query(None),  # noqa: B008
+                            all_access: bool = False,
+                            who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        """`excerpt collections overview`: the collection's sources (live or retired, the
+        latest snapshot of each), snapshots, counts, last import, metadata keys with their
+        most common values (for ``where`` filters) and ``examples`` questions made from its
+        headings, all of what the key may see; a collection it sees nothing of is 404, as an
+        unknown one."""
+        principal = who.narrowed(acl_tag, clearance, all_access)
+        return service.overview(engine, service.OverviewRequest(collection, examples),
+                                principal)
 
     return app
 
