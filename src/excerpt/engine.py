@@ -231,7 +231,18 @@ class Engine:
                    ) -> tuple[Filters, Principal, Any]:
         """The read's filters and principal (defaults: everything, anonymous) and its view."""
         snapshots, filters, principal = self._read(filters, principal)
-        return filters, principal, self.access.view(snapshots, principal, filters.metadata)
+        view = self.access.view(snapshots, principal, filters.metadata)
+        self._require_seen(view, snapshots, filters, principal)
+        return filters, principal, view
+
+    def _require_seen(self, view: Any, snapshots: Sequence[SnapshotInfo], filters: Filters,
+                      principal: Principal) -> None:
+        """A collection of which ``principal`` may see no node is answered as one that is not
+        there (not_found, as chat's models, list_collections and /v1/snapshots answer it): an
+        empty result would tell the caller that the name exists. Checked only when the view
+        shows nothing (metadata filters that leave nothing keep their empty answer)."""
+        if snapshots and not view.visible and not self.access.seen(view):
+            raise self.catalogue.missing_collection(filters.collection, principal)
 
     def _read(self, filters: Filters | None, principal: Principal | None
               ) -> tuple[list[SnapshotInfo], Filters, Principal]:
@@ -328,6 +339,7 @@ class Engine:
 
         reads = AskReads(self.searcher, snapshots, filters, principal, question,
                          self._warm_embedder, search_view)
+        self._require_seen(reads.view, snapshots, filters, principal)
         chosen = None if reranker in (None, "none") else self._reranker(str(reranker))
         pipeline = AskPipeline(
             reads.search, chosen, reads.idf, reads.vectors if mode != "bm25" else None,

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from excerpt.engine import Engine
+from excerpt.errors import NotFoundError
 from excerpt.store.ann import INDEX_FILE, AnnConfig
 from excerpt.store.base import SnapshotPayload
 from excerpt.store.segment import write_segment
@@ -88,8 +89,9 @@ def test_the_caller_sees_only_its_nodes_and_a_narrow_view_is_scanned_exactly(
         home: Path) -> None:
     engine = Engine(home)
     board = Principal(frozenset({"board"}))
-    anonymous = engine.search(QUERIES[0], Filters("narrow"), None, "semantic", 10)
-    assert anonymous.hits == []  # every node is the board's or the team's
+    with pytest.raises(NotFoundError):  # every node is the board's or the team's: to the
+        engine.search(QUERIES[0], Filters("narrow"), None, "semantic", 10)  # anonymous, no
+        # such collection (an empty answer would say the name exists)
     few = engine.search(QUERIES[0], Filters("narrow"), board, "semantic", 10)  # 1 % visible
     assert len(few.hits) == 10 and all(int(h.node.id[1:]) % 100 == 0 for h in few.hits)
     assert not any("approximate" in n for n in few.to_json()["analysis"]["notes"])
