@@ -132,9 +132,11 @@ def test_a_wrong_key_is_told_so(site: tuple[str, dict[str, str]], page: Any) -> 
     page.goto(url + "/")
     page.fill("#key", "exk_not_a_key")
     page.dispatch_event("#key", "change")
-    page.wait_for_function("document.getElementById('status').textContent.includes('API key')")
+    # said next to the key (issue 32: every error in place), not in the status line
+    page.wait_for_function("document.getElementById('key-error').textContent.includes('API key')")
     assert page.locator("#collection option").count() == 0
+    assert page.get_attribute("#key", "aria-invalid") == "true"
     page.fill("#query", "lunch")
     page.click("#search-button")
-    page.wait_for_function("document.getElementById('status').textContent.includes('API key')")
-    assert page.locator("#hits").is_hidden()
+    page.wait_for_function("document.getElementById('key-error').textContent.includes('API key')")
+    assert page.locator("#hits").is_hidden() and page.inner_text("#status") == ""

@@ -1,7 +1,12 @@
 // The HTTP API as the page uses it: JSON routes, and the ask as server-sent events.
 "use strict";
 
-export class ApiError extends Error {}
+export class ApiError extends Error {
+  constructor(message, status = 0) {
+    super(message);
+    this.status = status; // the HTTP status (401: the key), 0 when the stream said it
+  }
+}
 
 function headers(key, json) {
   const h = { Authorization: "Bearer " + key };
@@ -12,7 +17,7 @@ function headers(key, json) {
 async function failure(response) {
   // The service's {"error", "kind"} message, or the status when the body is not that.
   const data = await response.json().catch(() => ({}));
-  return new ApiError(data.error || `${response.status} ${response.statusText}`);
+  return new ApiError(data.error || `${response.status} ${response.statusText}`, response.status);
 }
 
 export async function api(key, path, body, signal) {

@@ -3,6 +3,10 @@
 // see); every request clears what the last one showed; an ask streams its stages
 // (POST /v1/ask/stream) before its answer; quotes and hits name their place and link to the
 // passage in context (GET /v1/passage: the node and its neighbours in its document).
+// The key is kept for this tab only (sessionStorage; Sign out forgets it) and takes effect as
+// it is pasted; an error is said next to what caused it (the key, the question, k) or under
+// the question, and the next request clears it; Enter asks, Ctrl+Enter searches, `/` comes
+// back to the question box.
 import { api, askStream } from "./api.js";
 import { place } from "./places.js";
 import { marked, snippet } from "./snippets.js";
@@ -32,6 +36,28 @@ function setStatus(message, error = false) {
   $("status").classList.toggle("error", error);
 }
 
+const FIELDS = ["key", "query", "k"]; // each has its error next to it: #key-error...
+
+function fieldError(field, message) {
+  $(field + "-error").textContent = message;
+  $(field + "-error").hidden = !message;
+  if (message) $(field).setAttribute("aria-invalid", "true");
+  else $(field).removeAttribute("aria-invalid");
+}
+
+function clearErrors() {
+  FIELDS.forEach((field) => fieldError(field, ""));
+  setStatus("");
+}
+
+function showError(error) {
+  // A refusal where it belongs: the key's (401, 403) next to the key, k's next to k, any
+  // other under the question.
+  if (error.status === 401 || error.status === 403) fieldError("key", error.message);
+  else if (/^(k|doc_limit) must\b/.test(error.message)) fieldError("k", error.message);
+  else setStatus(error.message, true);
+}
+
 const key = () => $("key").value.trim();
 const base = (path) => (path || "").split(/[\\/]/).pop();
 
@@ -43,6 +69,8 @@ async function loadCollections() {
   listing = { snapshots: [], sets: [] };
   $("collection").replaceChildren();
   $("collection").setAttribute("aria-busy", "true");
+  requested = key();
+  fieldError("key", "");
   fillSnapshots();
   try {
     await fillCollections(load);
@@ -57,13 +85,13 @@ async function fillCollections(load) {
   try {
     result = await api(key(), "/v1/snapshots");
   } catch (error) {
-    if (load === loads) setStatus(error.message, true);
+    if (load === loads) showError(error);
     return;
   }
   if (load !== loads) return;
   listing = result;
   const names = [...new Set(listing.snapshots.map((s) => s.collection))].sort();
-  if (!names.length) { setStatus("This key may read no collection yet.", true); return; }
+  if (!names.length) { fieldError("key", "This key may read no collection yet."); return; }
   $("collection").replaceChildren(...names.map((n) => new Option(n, n)));
   const saved = localStorage.getItem("excerpt-collection");
   $("collection").value = names.includes(saved) ? saved : names[0];
@@ -103,6 +131,27 @@ function k() {
   return value ? Number(value) : null; // none: the server's settings decide
 }
 
+function kRefusal() {
+  // k outside the server's bounds (the field's min and max: excerpt.limits' k and doc_limit),
+  // in the sentence every interface refuses it with
+  const input = $("k");
+  const [low, high] = [Number(input.min), Number(input.max)];
+  const raw = input.value.trim();
+  if (input.validity.badInput) return `k must be a whole number between ${low} and ${high}`;
+  const n = Number(raw);
+  return !raw || (Number.isInteger(n) && n >= low && n <= high) ? ""
+    : `k must be between ${low} and ${high} (got ${raw})`;
+}
+
+function refused() {
+  // What the page refuses before sending anything: [field, why] for each field at fault.
+  const out = [];
+  if (!key()) out.push(["key", "Paste an API key first."]);
+  if (!$("query").value.trim()) out.push(["query", "Type a question, or words to search for."]);
+  if (kRefusal()) out.push(["k", kRefusal()]);
+  return out;
+}
+
 // -- results --------------------------------------------------------------------------------
 
 function clearResults() {
@@ -117,11 +166,13 @@ function clearResults() {
 }
 
 function begin() {
-  // A new request: the one before is abandoned and everything it showed is cleared.
+  // A new request: the one before is abandoned and everything it showed is cleared, its
+  // status and errors too.
   if (current) current.controller.abort();
   current = { controller: new AbortController() };
   opened++;
   clearResults();
+  clearErrors();
   return current;
 }
 
@@ -369,7 +420,14 @@ $("search-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const action = event.submitter ? event.submitter.value : "ask";
   const req = begin();
-  if (!$("collection").value) await loadCollections(); // the picker says why it is empty
+  const wrong = refused();
+  if (wrong.length) { // said next to each field, the first one focused
+    wrong.forEach(([field, why]) => fieldError(field, why));
+    $(wrong[0][0]).focus();
+    return;
+  }
+  // a key still being typed is loaded first; an empty picker says why it is empty
+  if (stopTyping() || !$("collection").value) await loadCollections();
   if (req !== current || !$("collection").value) return;
   setStatus(action === "ask" ? "Asking…" : "Searching…");
   try {
@@ -377,15 +435,92 @@ $("search-form").addEventListener("submit", async (event) => {
   } catch (error) {
     if (req !== current || error.name === "AbortError") return;
     clearResults();
-    setStatus(error.message, true);
+    showError(error);
   }
 });
 
-$("key").value = localStorage.getItem("excerpt-key") || "";
-$("key").addEventListener("change", () => {
-  localStorage.setItem("excerpt-key", $("key").value);
+// -- the key: kept for this tab only, in effect as it is pasted ---------------------------------
+
+const KEY = "excerpt-key";
+let requested = null; // the key the picker was last filled (or is being filled) for
+let typing = 0; // the timer of a key being typed
+
+function keep(value) {
+  // sessionStorage: the key lives as long as the tab; none in localStorage, where an older
+  // version of this page kept it (removed on every load)
+  if (value) sessionStorage.setItem(KEY, value);
+  else sessionStorage.removeItem(KEY);
+  localStorage.removeItem(KEY);
+  $("sign-out").hidden = !value;
+}
+
+function keyChanged(now) {
+  // A pasted key (or the field left) loads its collections at once; one typed, when the
+  // typing pauses. The picker is busy from the first keystroke, so nothing reads it stale.
+  const paused = stopTyping();
+  keep(key());
+  if (key() === requested && !paused) return; // already loaded, or loading, for this key
+  loads++; // whatever an older key's listing brings is dropped
+  $("collection").setAttribute("aria-busy", "true");
+  const load = () => { typing = 0; begin(); loadCollections(); };
+  if (now) load();
+  else typing = setTimeout(load, 400);
+}
+
+function stopTyping() {
+  // true when a typed key was waiting to be loaded
+  const waiting = typing !== 0;
+  clearTimeout(typing);
+  typing = 0;
+  return waiting;
+}
+
+function signOut() {
+  // The key forgotten (the tab's and any old copy), and everything it showed cleared.
+  stopTyping();
+  $("key").value = "";
+  $("query").value = "";
+  keep("");
+  localStorage.removeItem("excerpt-collection");
   begin();
-  loadCollections();
+  loadCollections().then(() => {
+    if (!key()) setStatus("Signed out: the key is forgotten. Paste an API key to start.");
+  });
+  $("key").focus();
+}
+
+localStorage.removeItem(KEY);
+$("key").value = sessionStorage.getItem(KEY) || "";
+$("sign-out").hidden = !key();
+$("key").addEventListener("input", (event) =>
+  keyChanged(/^insertFrom(Paste|Drop)$/.test(event.inputType || "")));
+$("key").addEventListener("change", () => keyChanged(true));
+$("sign-out").addEventListener("click", signOut);
+
+// -- the keyboard -------------------------------------------------------------------------------
+
+$("query").addEventListener("keydown", (event) => {
+  // Enter asks, Ctrl+Enter (⌘+Enter) searches; not while an IME is composing (Korean...)
+  if (event.key !== "Enter" || event.isComposing || event.keyCode === 229) return;
+  event.preventDefault();
+  const button = event.ctrlKey || event.metaKey ? "search-button" : "ask-button";
+  $("search-form").requestSubmit($(button));
+});
+
+function inTextField(el) {
+  if (!el) return false;
+  if (el.isContentEditable || ["TEXTAREA", "SELECT"].includes(el.tagName)) return true;
+  const clicked = ["button", "submit", "reset", "checkbox", "radio", "range", "color", "file", "image"];
+  return el.tagName === "INPUT" && !clicked.includes(el.type);
+}
+
+document.addEventListener("keydown", (event) => {
+  // `/` comes back to the question box, unless it is typed into a field
+  if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+  if (inTextField(document.activeElement)) return;
+  event.preventDefault();
+  $("query").focus();
+  $("query").select();
 });
 $("collection").addEventListener("change", () => {
   localStorage.setItem("excerpt-collection", $("collection").value);
