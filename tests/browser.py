@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import struct
+from pathlib import Path
 from typing import Any
 
 
@@ -18,3 +21,14 @@ def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
     width, height = struct.unpack(">II", data[16:24])
     return int(width), int(height)
+
+
+SHOTS = "EXCERPT_UI_SCREENSHOTS"
+
+
+def keep(shot: Path) -> None:
+    """Copies a screenshot into $EXCERPT_UI_SCREENSHOTS when that is set (test artefacts)."""
+    folder = os.environ.get(SHOTS)
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(folder) / shot.name)

@@ -1,22 +1,21 @@
 """The web UI's accessibility (issue 32), in headless Chromium against a real `excerpt serve`
-process: every view the UI has today (the start page before and after a key, search results,
-an error, an answer and a cautious one, the passage in context, a code hit's dependencies and
-/docs), at a desktop width (1280 px) and a phone's (390 px), checked with axe-core injected
-into the page: no serious or critical violation. Each view's full-page screenshot is saved
-(into pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when it is set, to keep them as
-artefacts) and checked to be a PNG of the page's width; nothing scrolls sideways."""
+process: every view the UI has today (the start page before and after a key, search results, an
+error, k refused in place, an answer and a cautious one, the passage in context, a code hit's
+dependencies and /docs), at a desktop width (1280 px) and a phone's (390 px), checked with
+axe-core injected into the page: no serious or critical violation. Each view's full-page
+screenshot is saved (into pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when it is
+set, to keep them as artefacts) and checked to be a PNG of the page's width; nothing scrolls
+sideways."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.a11y import axe_violations, described, severe
-from tests.browser import console_errors, png_size
+from tests.browser import console_errors, keep, png_size
 from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.engine import Engine
@@ -25,7 +24,6 @@ HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
 CAUTIOUS = "What does the painting of Dorian show about the tax rate of London?"
 CONFIDENT = "What does Lord Henry say about youth and beauty?"
 WIDTHS = {"desktop": 1280, "phone": 390}
-SHOTS = "EXCERPT_UI_SCREENSHOTS"
 
 
 class Site:
@@ -92,6 +90,13 @@ def error(page: Any, site: Site) -> None:
     page.wait_for_selector("#status.error")
 
 
+def refused(page: Any, site: Site) -> None:
+    with_key(page, site)
+    page.fill("#k", "500")  # over the server's 100: refused in the page, next to k
+    send(page, CONFIDENT, "#ask-button")
+    page.wait_for_selector("#k-error:not([hidden])")
+
+
 def answer(page: Any, site: Site) -> None:
     with_key(page, site)
     send(page, CONFIDENT, "#ask-button")
@@ -140,16 +145,9 @@ def docs(page: Any, site: Site) -> None:
 
 
 VIEWS: dict[str, Callable[[Any, Site], None]] = {
-    "start": start, "keyed": keyed, "results": results, "error": error, "answer": answer,
-    "cautious": cautious, "passage": passage, "dependencies": dependencies, "docs": docs}
-
-
-def keep(shot: Path) -> None:
-    """Copies a screenshot into $EXCERPT_UI_SCREENSHOTS when that is set."""
-    folder = os.environ.get(SHOTS)
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(folder) / shot.name)
+    "start": start, "keyed": keyed, "results": results, "error": error, "refused": refused,
+    "answer": answer, "cautious": cautious, "passage": passage, "dependencies": dependencies,
+    "docs": docs}
 
 
 @pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
