@@ -126,7 +126,8 @@ class Engine:
     @property
     def searcher(self) -> Searcher:
         """The search stages over this engine's views (retrieve/searcher.py)."""
-        if self._searcher is None or self._searcher.access is not self.access:
+        if (self._searcher is None or self._searcher.access is not self.access
+                or self._searcher.settings is not self.settings):  # replaced: follow them
             self._searcher = Searcher(self.access, self.settings, self.store.nodes_at,
                                       self._warm_embedder, self._reranker)
         return self._searcher
