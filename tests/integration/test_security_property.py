@@ -12,10 +12,12 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from excerpt.engine import Engine
+from excerpt.errors import NotFoundError
 from excerpt.types import SEARCH_MODES, Filters, Principal
 
 TAGS = ["finance", "security", "hr", "architecture"]
@@ -57,6 +59,11 @@ def test_hidden_nodes_never_reach_the_caller(records: list[dict[str, list[str]]]
         engine = Engine(Path(tmp) / "home")
         engine.ingest([corpus], collection="c", fmt="beir")
         allowed = {f"d{i:02d}" for i, rec in enumerate(records) if visible(rec, who)}
+        if not allowed:  # a collection the caller sees nothing of is not there to it
+            with pytest.raises(NotFoundError):
+                engine.search("common", Filters("c"), who, "bm25", 50)
+            engine.close()
+            return
         for mode in SEARCH_MODES:
             hits = engine.search(" ".join(query), Filters("c"), who, mode, 50).hits
             assert {h.node.id for h in hits} <= allowed, mode
