@@ -156,9 +156,9 @@ function refused() {
 
 function clearResults() {
   RESULTS.forEach((id) => { $(id).hidden = true; });
-  ["answer-text", "reader-note", "quotes", "hit-list", "stages", "tree", "passage-text", "passage-place"]
-    .forEach((id) => $(id).replaceChildren());
-  $("passages").tBodies[0].replaceChildren();
+  ["answer-text", "reader-note", "quotes", "hit-list", "stages", "passages", "tree", "passage-text",
+    "passage-place"].forEach((id) => $(id).replaceChildren());
+  $("considered").hidden = true;
   $("cautious").hidden = true;
   $("answer").classList.remove("cautious");
   shown.clear();
@@ -266,13 +266,42 @@ function showAnswer(result) {
   $("cautious").hidden = !result.cautious;
   $("answer").classList.toggle("cautious", Boolean(result.cautious));
   $("answer").hidden = false;
-  $("passages").tBodies[0].replaceChildren(...result.documents.map((d) => {
-    const tr = document.createElement("tr");
-    tr.append(text("td", d.id), text("td", d.score.toFixed(3)));
-    return tr;
-  }));
-  $("passages").hidden = false;
+  showConsidered(result);
+  $("provenance").open = false; // opened while the stages streamed; a click away now
   setStatus(result.cautious ? "Answered with caution." : "Answered.");
+}
+
+const GLIMPSE = 160; // characters of a passage's text shown in the provenance
+
+function glimpse(s) {
+  const flat = s.replace(/\s+/g, " ").trim();
+  if (flat.length <= GLIMPSE) return flat;
+  const cut = flat.slice(0, GLIMPSE);
+  const space = cut.lastIndexOf(" ");
+  return (space > GLIMPSE / 2 ? cut.slice(0, space) : cut) + "…";
+}
+
+function showConsidered(result) {
+  // The passages the answer was made from, best first: a quoted one with its place and the
+  // start of its quote (the API gives the text and metadata of quoted passages only; the
+  // others are named by id, and open in context).
+  const ranked = [...result.documents].sort((a, b) => b.score - a.score);
+  $("passages").replaceChildren(...ranked.map((d) => {
+    const li = text("li", "", "considered");
+    li.dataset.id = d.id;
+    li.dataset.score = String(d.score);
+    const q = result.quotes.find((x) => x.id === d.id);
+    if (q) {
+      const c = result.citations.find((x) => x.n === q.n) || {};
+      li.append(placeOf(q.metadata, c.title, c.source), text("div", glimpse(q.text), "glimpse"));
+    }
+    const meta = text("div", (q ? `quoted [${q.n}] · ` : "not quoted · ") + "score " + d.score.toFixed(3) +
+      " · " + d.id + " · ", "meta");
+    meta.append(passageLink(d.id));
+    li.append(meta);
+    return li;
+  }));
+  $("considered").hidden = ranked.length === 0;
 }
 
 function focusQuote(n) {
@@ -399,8 +428,8 @@ async function ask(req, query) {
   if (k()) body.doc_limit = k();
   if ($("reader").value) body.reader = $("reader").value;
   const sent = performance.now();
-  $("passages").hidden = true;
   $("provenance").hidden = false;
+  $("provenance").open = true; // the stages show as they stream, closed once the answer comes
   const onStage = (stage) => {
     if (req !== current || stage === "started") return;
     addStage(stage, performance.now() - sent);
