@@ -1,6 +1,6 @@
 """The web UI's accessibility (issue 32), in headless Chromium against a real `excerpt serve`
 process: every view the UI has today (the start page before and after a key, search results, an
-error, k refused in place, an answer and a cautious one, the passage in context, a code hit's
+error, k refused in place, an answer and a cautious one, its provenance opened, the passage in context, a code hit's
 dependencies and /docs), at a desktop width (1280 px) and a phone's (390 px), checked with
 axe-core injected into the page: no serious or critical violation. Each view's full-page
 screenshot is saved (into pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when it is
@@ -123,6 +123,14 @@ def cautious(page: Any, site: Site) -> None:
     assert page.locator("#cautious").is_visible()
 
 
+def provenance(page: Any, site: Site) -> None:
+    with_key(page, site)
+    send(page, CONFIDENT, "#ask-button")
+    page.wait_for_selector("#answer:not([hidden])", timeout=30_000)
+    page.click("#provenance summary")  # opened: its stages and passages checked too
+    assert page.locator("#passages li").count() > 0
+
+
 def passage(page: Any, site: Site) -> None:
     answer(page, site)
     page.locator("#quotes a.in-context").first.click()
@@ -146,7 +154,7 @@ def docs(page: Any, site: Site) -> None:
 
 VIEWS: dict[str, Callable[[Any, Site], None]] = {
     "start": start, "keyed": keyed, "results": results, "error": error, "refused": refused,
-    "answer": answer, "cautious": cautious, "passage": passage, "dependencies": dependencies,
+    "answer": answer, "cautious": cautious, "provenance": provenance, "passage": passage, "dependencies": dependencies,
     "docs": docs}
 
 

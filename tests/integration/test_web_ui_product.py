@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from tests.browser import console_errors, png_size
+from tests.browser import console_errors, keep, png_size
 from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.engine import Engine
@@ -244,7 +244,8 @@ new MutationObserver(() => {
   const answer = document.getElementById('answer');
   if (!answer) return;
   const last = window.seen[window.seen.length - 1];
-  const now = stages.length + ':' + answer.hidden;
+  const shown = document.getElementById('provenance');
+  const now = stages.length + ':' + answer.hidden + ':' + Boolean(shown && shown.open);
   if (last !== now) window.seen.push(now);
 }).observe(document, {subtree: true, childList: true, attributes: true});
 """
@@ -258,20 +259,22 @@ def test_an_ask_streams_its_stages_before_its_answer(ui: Any, site: Site,
           if r.url.endswith("/v1/ask/stream") else None)
     open_as(ui, site, "ana", "books")
     ask(ui, CONFIDENT)
-    stages = ui.locator("#stages li").all_inner_texts()
+    stages = ui.locator("#stages li").all_text_contents()  # in the closed disclosure now
     assert stages[:3] == ["question", "grounding", "exploration"] and stages[-1] == "synthesis"
     assert len(streams) == 1 and streams[0].startswith("text/event-stream")
     seen = ui.evaluate("window.seen")
     # every stage was on the page while the answer was not yet, and not all at once (two
     # events the server sends together may be shown together), then the answer
-    waiting = [int(s.split(":")[0]) for s in seen if s.endswith(":true")]
+    # (in the provenance disclosure, open while they stream and closed once the answer comes)
+    waiting = [int(s.split(":")[0]) for s in seen if ":true:" in s]
     assert waiting == sorted(waiting) and waiting[-1] == len(stages)
     assert len({n for n in waiting if n}) >= 2, seen
-    assert seen[-1] == f"{len(stages)}:false"
+    assert all(s.endswith(":true") for s in seen if ":true:" in s and not s.startswith("0:")), seen
+    assert seen[-1] == f"{len(stages)}:false:false"
     ms = [int(v) for v in ui.locator("#stages li").evaluate_all("ls => ls.map(l => l.dataset.ms)")]
     assert ms == sorted(ms)
     width, height = png_size(ui.screenshot(path=str(tmp_path / "ask.png"), full_page=True))
-    assert width == 1100 and height > 900  # the answer, its quotes and the provenance
+    assert width == 1100 and height > 900  # the answer, its quotes and the provenance summary
 
 
 def test_a_cautious_answer_says_so_and_a_confident_one_does_not(
@@ -287,6 +290,68 @@ def test_a_cautious_answer_says_so_and_a_confident_one_does_not(
     assert ui.locator("#cautious").is_hidden() and ui.locator("#answer.cautious").count() == 0
     _, height = shot_of(ui, "#answer", tmp_path / "confident.png")
     assert min(height, cautious_height) > 150
+
+
+WIDTHS = {"desktop": 1280, "phone": 390}
+
+
+def test_the_provenance_is_a_closed_disclosure_read_by_keyboard(
+        ui: Any, site: Site, tmp_path: Path) -> None:
+    open_as(ui, site, "ana", "books")
+    ask(ui, CONFIDENT)
+    details = ui.locator("details#provenance")
+    assert details.is_visible() and details.get_attribute("open") is None
+    assert ui.locator("#stages").is_hidden() and ui.locator("#passages").is_hidden()
+    # after the answer, not before it
+    assert ui.evaluate("document.getElementById('answer').compareDocumentPosition("
+                       "document.getElementById('provenance')) & Node.DOCUMENT_POSITION_FOLLOWING")
+    summary = ui.locator("#provenance summary")
+    assert summary.inner_text() == "How this answer was found"
+    summary.focus()
+    ui.keyboard.press("Enter")
+    assert details.get_attribute("open") is not None and ui.locator("#stages").is_visible()
+    ui.keyboard.press("Space")
+    assert details.get_attribute("open") is None
+    ui.keyboard.press("Space")
+    assert details.get_attribute("open") is not None
+    # the stages, each with its time
+    stages = ui.locator("#stages li").all_inner_texts()
+    assert stages[:3] == ["question", "grounding", "exploration"] and stages[-1] == "synthesis"
+    shown = ui.locator("#stages li").evaluate_all(
+        "ls => ls.map(l => getComputedStyle(l, '::after').content)")
+    assert all(re.fullmatch(r'" · " attr\(data-ms\) " ms"|" · \d+ ms"', c) for c in shown), shown
+    assert all(v.isdigit() for v in ui.locator("#stages li").evaluate_all(
+        "ls => ls.map(l => l.dataset.ms)"))
+    # the passages considered, best first; the quoted ones with their place and their text
+    status, answer = call(f"{site.url}/v1/ask", site.keys["ana"], {
+        "question": CONFIDENT, "collection": "books", "mode": "bm25"})
+    assert status == 200, answer
+    passages = ui.locator("#passages li")
+    scores = [float(v) for v in passages.evaluate_all("ls => ls.map(l => l.dataset.score)")]
+    assert scores and scores == sorted(scores, reverse=True)
+    assert sorted(passages.evaluate_all("ls => ls.map(l => l.dataset.id)")) == sorted(
+        d["id"] for d in answer["documents"])
+    quoted = {q["id"]: q for q in answer["quotes"]}
+    assert quoted
+    for li in passages.all():
+        node_id = li.get_attribute("data-id")
+        if node_id not in quoted:
+            assert li.locator(".place").count() == 0 and "not quoted" in li.inner_text()
+            continue
+        assert re.match(r"^The Picture of Dorian Gray · chapter \d+$",
+                        li.locator(".place").inner_text())
+        glimpse = li.locator(".glimpse").inner_text()
+        assert 0 < len(glimpse) <= 161
+        assert " ".join(quoted[node_id]["text"].split()).startswith(glimpse.rstrip("…"))
+        assert li.locator("a.in-context").count() == 1
+    for label, width in WIDTHS.items():
+        ui.set_viewport_size({"width": width, "height": 900})
+        shot = tmp_path / f"provenance-{label}.png"
+        shot_width, _ = png_size(ui.screenshot(path=str(shot), full_page=True))
+        keep(shot)
+        assert shot_width == width
+        assert ui.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    ui.set_viewport_size({"width": 1100, "height": 900})
 
 
 @pytest.mark.parametrize(("collection", "question", "kind", "place"), [
