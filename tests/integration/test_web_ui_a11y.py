@@ -1,11 +1,11 @@
 """The web UI's accessibility (issue 32), in headless Chromium against a real `excerpt serve`
 process: every view the UI has today (the start page before and after a key, search results, an
-error, k refused in place, an answer and a cautious one, its provenance opened, the passage in context, a code hit's
-dependencies and /docs), at a desktop width (1280 px) and a phone's (390 px), checked with
-axe-core injected into the page: no serious or critical violation. Each view's full-page
-screenshot is saved (into pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when it is
-set, to keep them as artefacts) and checked to be a PNG of the page's width; nothing scrolls
-sideways."""
+error, k refused in place, an answer and a cautious one, its provenance opened, the passage in
+context, a code hit's dependencies and /docs), at a desktop width (1280 px) and a phone's (390
+px), checked with axe-core injected into the page: no serious or critical violation. Each view's
+full-page screenshot is saved (into pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when
+it is set, to keep them as artefacts) and checked to be a PNG of the page's width; nothing
+scrolls sideways."""
 
 from __future__ import annotations
 
@@ -154,8 +154,8 @@ def docs(page: Any, site: Site) -> None:
 
 VIEWS: dict[str, Callable[[Any, Site], None]] = {
     "start": start, "keyed": keyed, "results": results, "error": error, "refused": refused,
-    "answer": answer, "cautious": cautious, "provenance": provenance, "passage": passage, "dependencies": dependencies,
-    "docs": docs}
+    "answer": answer, "cautious": cautious, "provenance": provenance, "passage": passage,
+    "dependencies": dependencies, "docs": docs}
 
 
 @pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
