@@ -267,7 +267,8 @@ function showAnswer(result) {
   $("answer").classList.toggle("cautious", Boolean(result.cautious));
   $("answer").hidden = false;
   showConsidered(result);
-  $("provenance").open = false; // opened while the stages streamed; a click away now
+  $("provenance").open = false;
+  $("provenance").hidden = false;
   setStatus(result.cautious ? "Answered with caution." : "Answered.");
 }
 
@@ -428,12 +429,14 @@ async function ask(req, query) {
   if (k()) body.doc_limit = k();
   if ($("reader").value) body.reader = $("reader").value;
   const sent = performance.now();
-  $("provenance").hidden = false;
-  $("provenance").open = true; // the stages show as they stream, closed once the answer comes
+  // The stages are said in the status line as they stream (kept in the provenance, which
+  // shows, closed, with the answer: nothing on the page moves when the answer comes).
+  const reached = [];
   const onStage = (stage) => {
     if (req !== current || stage === "started") return;
     addStage(stage, performance.now() - sent);
-    setStatus(`Asking… ${stage}`);
+    reached.push(stage);
+    setStatus(`Asking… ${reached.join(" · ")}`);
   };
   const onSentence = (sentence) => { // a model's checked sentence, shown as it is written
     if (req !== current) return;
