@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +33,39 @@ def keep(shot: Path) -> None:
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(folder) / shot.name)
+
+
+WIDTHS = {"desktop": 1280, "phone": 390}
+"""The widths every view is looked at: a desktop's and a phone's."""
+
+
+def shots(page: Any, folder: Path, name: str) -> None:
+    """Full-page screenshots of ``page`` at :data:`WIDTHS`, saved into ``folder`` (and kept,
+    :func:`keep`), each a PNG of the page's width with nothing scrolling sideways."""
+    for label, width in WIDTHS.items():
+        page.set_viewport_size({"width": width, "height": 900})
+        shot = folder / f"{name}-{label}.png"
+        shot_width, _ = png_size(page.screenshot(path=str(shot), full_page=True))
+        keep(shot)
+        assert shot_width == width
+        assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    page.set_viewport_size({"width": 1100, "height": 900})
+
+
+class Site:
+    """A served home for the browser tests: its URL and a reader's key."""
+
+    def __init__(self, url: str, key: str) -> None:
+        self.url, self.key = url, key
+
+
+def serve_home(home: Path, port: int) -> Iterator[Site]:
+    """``excerpt serve`` over ``home`` (which holds "books") on ``port``, with one reader's
+    key, ana's, checked to search before the site is handed out."""
+    from tests.http import add_keys, call, excerpt_serve
+
+    keys = add_keys(home, [("ana",)], revoke=())
+    with excerpt_serve(["--home", str(home)], port) as url:
+        assert call(f"{url}/v1/search?q=youth&collection=books&mode=bm25",
+                    keys["ana"])[0] == 200
+        yield Site(url, keys["ana"])

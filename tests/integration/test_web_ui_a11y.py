@@ -15,20 +15,13 @@ from typing import Any
 
 import pytest
 from tests.a11y import axe_violations, described, severe
-from tests.browser import console_errors, keep, png_size
-from tests.http import add_keys, call, excerpt_serve
+from tests.browser import WIDTHS, Site, console_errors, keep, png_size, serve_home
 
 from excerpt.engine import Engine
 
 HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
 CAUTIOUS = "What does the painting of Dorian show about the tax rate of London?"
 CONFIDENT = "What does Lord Henry say about youth and beauty?"
-WIDTHS = {"desktop": 1280, "phone": 390}
-
-
-class Site:
-    def __init__(self, url: str, key: str) -> None:
-        self.url, self.key = url, key
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +36,7 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
                   collection="code", embedder="none")
     engine.ingest(HANDBOOK, collection="handbook", embedder="none")
     engine.close()
-    keys = add_keys(home, [("ana",)], revoke=())
-    with excerpt_serve(["--home", str(home)], free_port()) as url:
-        assert call(f"{url}/v1/search?q=youth&collection=books&mode=bm25",
-                    keys["ana"])[0] == 200
-        yield Site(url, keys["ana"])
+    yield from serve_home(home, free_port())
 
 
 # -- the views: each leaves the page showing one state of the UI -----------------------------

@@ -14,21 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.browser import console_errors, keep, png_size
-from tests.http import add_keys, call, excerpt_serve
+from tests.browser import Site, console_errors, serve_home, shots
 
 from excerpt.engine import Engine
 from excerpt.limits import MAX_K
 
 CAUTIOUS = "What does the painting of Dorian show about the tax rate of London?"
 CONFIDENT = "What does Lord Henry say about youth and beauty?"
-WIDTHS = {"desktop": 1280, "phone": 390}
 KEY = "excerpt-key"
-
-
-class Site:
-    def __init__(self, url: str, key: str) -> None:
-        self.url, self.key = url, key
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +35,7 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
     engine.ingest(Path(__file__).resolve().parents[2] / "examples" / "handbook",
                   collection="handbook", embedder="none")
     engine.close()
-    keys = add_keys(home, [("ana",)], revoke=())
-    with excerpt_serve(["--home", str(home)], free_port()) as url:
-        assert call(f"{url}/v1/search?q=youth&collection=books&mode=bm25",
-                    keys["ana"])[0] == 200
-        yield Site(url, keys["ana"])
+    yield from serve_home(home, free_port())
 
 
 @pytest.fixture
@@ -84,18 +73,6 @@ def keyed(page: Any, site: Site) -> None:
     assert collections(page) == ["books", "handbook"]
     page.select_option("#collection", "books")
     page.select_option("#mode", "bm25")
-
-
-def shots(page: Any, tmp_path: Path, name: str) -> None:
-    """Full-page screenshots at a desktop's and a phone's width, saved and checked."""
-    for label, width in WIDTHS.items():
-        page.set_viewport_size({"width": width, "height": 900})
-        shot = tmp_path / f"{name}-{label}.png"
-        shot_width, _ = png_size(page.screenshot(path=str(shot), full_page=True))
-        keep(shot)
-        assert shot_width == width
-        assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
-    page.set_viewport_size({"width": 1100, "height": 900})
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from tests.browser import console_errors, keep, png_size
+from tests.browser import console_errors, png_size, shots
 from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.engine import Engine
@@ -293,7 +293,6 @@ def test_a_cautious_answer_says_so_and_a_confident_one_does_not(
     assert min(height, cautious_height) > 150
 
 
-WIDTHS = {"desktop": 1280, "phone": 390}
 
 
 def test_the_provenance_is_a_closed_disclosure_read_by_keyboard(
@@ -345,14 +344,7 @@ def test_the_provenance_is_a_closed_disclosure_read_by_keyboard(
         assert 0 < len(glimpse) <= 161
         assert " ".join(quoted[node_id]["text"].split()).startswith(glimpse.rstrip("…"))
         assert li.locator("a.in-context").count() == 1
-    for label, width in WIDTHS.items():
-        ui.set_viewport_size({"width": width, "height": 900})
-        shot = tmp_path / f"provenance-{label}.png"
-        shot_width, _ = png_size(ui.screenshot(path=str(shot), full_page=True))
-        keep(shot)
-        assert shot_width == width
-        assert ui.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
-    ui.set_viewport_size({"width": 1100, "height": 900})
+    shots(ui, tmp_path, "provenance")
 
 
 @pytest.mark.parametrize(("collection", "question", "kind", "place"), [
