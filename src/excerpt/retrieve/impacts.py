@@ -24,6 +24,7 @@ bit; partial and upper bounds only choose which nodes to score, with ``SLACK`` f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import pairwise
 
 import numpy as np
@@ -69,14 +70,16 @@ class _Runs:
         return docs, (tf / (tf + norm[docs])).astype(np.float64) * self.weight
 
 
-def impact_matches(query: PartQuery, depth: int, floor: float = -np.inf) -> Matches | None:
+def impact_matches(query: PartQuery, depth: int, floor: float = -np.inf,
+                   held: Sequence[Impacts | None] | None = None) -> Matches | None:
     """The part's matches holding its exact top ``depth`` (ties at the cut included) with
     their exact scores, read from the impact orders of its common terms; None when no query
     term has one, when the other terms' postings alone are many, or when the rounds would
-    read too much (module docstring).  ``floor`` as :func:`pruning.pruned_matches` has it."""
+    read too much (module docstring).  ``floor`` as :func:`pruning.pruned_matches` has it;
+    ``held``: each term's impact order when the caller has read them already."""
     part, terms, avgdl, k1, b = query.part, query.given, query.avgdl, query.k1, query.b
     seg = part.segment
-    held = [seg.impacts(term) for term, *_ in terms]
+    held = held if held is not None else [seg.impacts(term) for term, *_ in terms]
     if all(imp is None for imp in held):
         return None
     limit = seg.size // SHARE

@@ -266,12 +266,13 @@ def _pruned(part: ViewPart, terms: PartTerms, avgdl: float, k1: float, b: float,
     :class:`~excerpt.retrieve.bounds.PartQuery`; None: neither pays, the caller scores every
     match."""
     seg = part.segment
-    impacts = any(seg.impacts(term) is not None for term, *_ in terms)
+    held = [seg.impacts(term) for term, *_ in terms]
+    impacts = any(imp is not None for imp in held)
     blocks = len(terms) > 1 and seg.block_shift is not None
     if not (impacts or blocks):
         return None
     query = PartQuery(part, terms, avgdl, k1, b)
-    found = impact_matches(query, depth, floor) if impacts else None
+    found = impact_matches(query, depth, floor, held) if impacts else None
     if found is None and blocks:
         found = pruned_matches(query, depth, floor)
     return found
