@@ -37,6 +37,11 @@ def keep(shot: Path) -> None:
 
 WIDTHS = {"desktop": 1280, "phone": 390}
 """The widths every view is looked at: a desktop's and a phone's."""
+HANDBOOK = Path(__file__).resolve().parents[1] / "examples" / "handbook"
+CAUTIOUS = "What does the painting of Dorian show about the tax rate of London?"
+"""A question Dorian Gray answers only with caution."""
+CONFIDENT = "What does Lord Henry say about youth and beauty?"
+"""A question Dorian Gray answers plainly."""
 
 
 def shots(page: Any, folder: Path, name: str) -> None:

@@ -15,13 +15,19 @@ from typing import Any
 
 import pytest
 from tests.a11y import axe_violations, described, severe
-from tests.browser import WIDTHS, Site, console_errors, keep, png_size, serve_home
+from tests.browser import (
+    CAUTIOUS,
+    CONFIDENT,
+    HANDBOOK,
+    WIDTHS,
+    Site,
+    console_errors,
+    keep,
+    png_size,
+    serve_home,
+)
 
 from excerpt.engine import Engine
-
-HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
-CAUTIOUS = "What does the painting of Dorian show about the tax rate of London?"
-CONFIDENT = "What does Lord Henry say about youth and beauty?"
 
 
 @pytest.fixture(scope="module")

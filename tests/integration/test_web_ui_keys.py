@@ -14,13 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.browser import Site, console_errors, serve_home, shots
+from tests.browser import CAUTIOUS, CONFIDENT, Site, console_errors, serve_home, shots
 
 from excerpt.engine import Engine
 from excerpt.limits import MAX_K
 
-CAUTIOUS = "What does the painting of Dorian show about the tax rate of London?"
-CONFIDENT = "What does Lord Henry say about youth and beauty?"
 KEY = "excerpt-key"
 
 

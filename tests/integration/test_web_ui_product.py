@@ -16,12 +16,11 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from tests.browser import console_errors, png_size, shots
+from tests.browser import CAUTIOUS, CONFIDENT, HANDBOOK, console_errors, png_size, shots
 from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.engine import Engine
 
-HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
 MENU_OLD = "The cafeteria serves lunch from noon until two in the afternoon on weekdays."
 MENU_NEW = "The cafeteria serves lunch from eleven until three, and on Saturdays too."
 HOURS = "The library opens at nine; the cafeteria next door closes at four."
@@ -37,8 +36,6 @@ RULES = """교원인사규정
 기타규정
 제1조 (목적) 이 규정은 기타 사항을 정한다.
 """
-CAUTIOUS = "What does the painting of Dorian show about the tax rate of London?"
-CONFIDENT = "What does Lord Henry say about youth and beauty?"
 REFUSED = "Failed to load resource: the server responded with a status of 4"
 WORD = re.compile(r"\w", re.UNICODE)
 
