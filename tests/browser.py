@@ -37,6 +37,10 @@ def keep(shot: Path) -> None:
 
 WIDTHS = {"desktop": 1280, "phone": 390}
 """The widths every view is looked at: a desktop's and a phone's."""
+LOOKS = {"desktop": (1280, "light"), "phone": (390, "light"), "narrow-dark": (360, "dark")}
+"""Width and colour scheme the accessibility checks look at each view in: the two widths in the
+light theme, and the narrowest phone the UI supports in the dark one (the system's preference,
+as Chromium emulates it)."""
 HANDBOOK = Path(__file__).resolve().parents[1] / "examples" / "handbook"
 CAUTIOUS = "What does the painting of Dorian show about the tax rate of London?"
 """A question Dorian Gray answers only with caution."""

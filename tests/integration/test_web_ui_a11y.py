@@ -2,7 +2,7 @@
 process: every view the UI has today (the start page before and after a key, search results, an
 error, k refused in place, an answer and a cautious one, its provenance opened, the passage in
 context, a code hit's dependencies and /docs), at a desktop width (1280 px) and a phone's (390
-px), checked with axe-core injected into the page: no serious or critical violation. Each view's
+px) in the light theme and at 360 px in the dark one, checked with axe-core injected into the page: no serious or critical violation. Each view's
 full-page screenshot is saved (into pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when
 it is set, to keep them as artefacts) and checked to be a PNG of the page's width; nothing
 scrolls sideways."""
@@ -19,7 +19,7 @@ from tests.browser import (
     CAUTIOUS,
     CONFIDENT,
     HANDBOOK,
-    WIDTHS,
+    LOOKS,
     Site,
     console_errors,
     keep,
@@ -153,15 +153,19 @@ VIEWS: dict[str, Callable[[Any, Site], None]] = {
     "dependencies": dependencies, "docs": docs}
 
 
-@pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
+@pytest.mark.parametrize("look", LOOKS.values(), ids=LOOKS.keys())
 @pytest.mark.parametrize("view", VIEWS.values(), ids=VIEWS.keys())
 def test_every_view_has_no_serious_or_critical_axe_violation(
         page: Any, site: Site, tmp_path: Path, view: Callable[[Any, Site], None],
-        width: int) -> None:
+        look: tuple[int, str]) -> None:
+    width, scheme = look
     errors = console_errors(page)
+    page.emulate_media(color_scheme=scheme)
     page.set_viewport_size({"width": width, "height": 900})
     view(page, site)
-    shot = tmp_path / f"{view.__name__}-{width}.png"
+    if view is not docs:  # the theme is the page's own (/docs keeps its light one)
+        assert page.evaluate("getComputedStyle(document.body).colorScheme") == scheme
+    shot = tmp_path / f"{view.__name__}-{width}-{scheme}.png"
     shot_width, shot_height = png_size(page.screenshot(path=str(shot), full_page=True))
     keep(shot)
     assert shot_width == width and shot_height >= 900

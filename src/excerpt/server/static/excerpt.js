@@ -10,6 +10,7 @@
 import { api, askStream } from "./api.js";
 import { place } from "./places.js";
 import { marked, snippet } from "./snippets.js";
+import { initTheme } from "./theme.js";
 
 const $ = (id) => document.getElementById(id);
 const RESULTS = ["answer", "hits", "passage", "provenance", "graph"];
@@ -521,6 +522,7 @@ function signOut() {
   $("key").focus();
 }
 
+initTheme($("theme"));
 localStorage.removeItem(KEY);
 $("key").value = sessionStorage.getItem(KEY) || "";
 $("sign-out").hidden = !key();
