@@ -276,15 +276,23 @@ def test_the_api_docs_load_nothing_from_outside_the_server(
 
 def test_the_web_ui_is_served_with_no_external_assets(service: tuple[str, dict[str, str],
                                                                        Path]) -> None:
+    """The page and every module and stylesheet of the package's static folder are served; none
+    loads anything from elsewhere or sets HTML from data."""
+    import excerpt.server
+
     url, _, _ = service
+    static = Path(excerpt.server.__file__).parent / "static"
+    served = ["/"] + [f"/static/{f.name}" for f in sorted(static.iterdir())
+                      if f.suffix in (".js", ".css", ".html")]
+    assert "/static/excerpt.js" in served and "/static/answer.js" in served
     pages = {}
-    for path in ("/", "/static/excerpt.js", "/static/excerpt.css"):
+    for path in served:
         with urllib.request.urlopen(url + path, timeout=10) as response:
             assert response.status == 200
             pages[path] = response.read().decode()
     assert 'id="query"' in pages["/"] and 'id="ask-button"' in pages["/"]
-    assert "/v1/ask" in pages["/static/excerpt.js"] and "innerHTML" not in pages[
-        "/static/excerpt.js"]
+    assert "/v1/ask" in pages["/static/api.js"]
+    assert not any("innerHTML" in text for path, text in pages.items() if path.endswith(".js"))
     assert not any("http://" in p or "https://" in p for p in pages.values())
 
 
