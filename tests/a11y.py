@@ -53,3 +53,24 @@ def described(violations: list[dict[str, Any]]) -> str:
     """One line a violation, for an assertion's message."""
     return "\n".join(f"{v['impact']} {v['id']}: {v['help']} at {', '.join(v['targets'][:5])}"
                      for v in violations)
+
+
+def looked_at(page: Any, folder: Path, name: str) -> None:
+    """The view ``page`` shows now, at each of tests.browser's LOOKS (width and colour scheme):
+    a full-page screenshot saved into ``folder`` (and kept, tests.browser.keep), nothing
+    scrolling sideways, and no serious or critical axe violation. The view is not rebuilt per
+    look: the page is resized and its colour scheme switched, as a reader's would be."""
+    from tests.browser import LOOKS, keep, png_size
+
+    for label, (width, scheme) in LOOKS.items():
+        page.emulate_media(color_scheme=scheme)
+        page.set_viewport_size({"width": width, "height": 900})
+        shot = folder / f"{name}-{label}.png"
+        assert png_size(page.screenshot(path=str(shot), full_page=True))[0] == width
+        keep(shot)
+        assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0, \
+            f"{name} scrolls sideways at {width} px"
+        found = severe(axe_violations(page))
+        assert found == [], f"{name} at {label}:\n{described(found)}"
+    page.emulate_media(color_scheme="light")
+    page.set_viewport_size({"width": 1100, "height": 900})
