@@ -11,8 +11,8 @@ its bounds (:mod:`excerpt.limits`), an unknown mode, an empty query are
 reranker the server offers, never a model path (:meth:`SearchRequest.served`).
 
 An ask inside a conversation resolves a follow-up from the conversation's earlier turns, then
-asks the resolved question. A stored conversation (``excerpt ask --conversation``, ``/v1/ask``,
-MCP) reads its turns from the memory store and records the new one
+asks the resolved question. A stored conversation (``excerpt ask --conversation``, ``/v1/ask``
+and its stream, MCP) reads its turns from the memory store and records the new one
 (compose/conversation.py); the answer's JSON then carries the conversation's fields. It is
 stored under a key the front door chooses (a service key's conversations are its own:
 ``Rights.conversation``) and shown under the name the caller gave. A sent conversation (chat:

@@ -283,14 +283,20 @@ def test_the_web_ui_asks_with_a_reader_and_says_who_read(
     page.select_option("#reader", "openai")
     page.fill("#query", QUESTION)
     page.click("#ask-button")
-    page.wait_for_selector("#reader-note:not([hidden])", timeout=30_000)
-    assert page.inner_text("#answer-text").startswith(SUPPORTED)  # then the extractive one
-    assert page.locator("#answer-text .cite").count() >= 2  # each [n] a link to its quote
-    assert page.inner_text("#reader-note").startswith("Read by openai scripted (")
-    page.locator("#answer").screenshot(path=str(tmp_path / "reader.png"))
+    turn = "#turns > .turn:nth-child(1)"  # a turn of the conversation
+    page.wait_for_selector(f"{turn}[data-state=answered]", timeout=30_000)
+    assert page.inner_text(f"{turn} .lead") == SUPPORTED  # the model's sentence leads
+    assert page.locator(f"{turn} .rest").inner_text()  # then the extractive answer
+    assert page.locator(f"{turn} .answer .cite").count() >= 2  # each [n] opens its source
+    assert page.inner_text(f"{turn} .reader") == \
+        "Written by scripted, each sentence checked against a quote"
+    page.locator(turn).screenshot(path=str(tmp_path / "reader.png"))
     page.click("#ask-button")  # the model answers from outside the quotes this time
-    page.wait_for_selector("#reader-note:has-text('extractive answer stands')", timeout=30_000)
-    assert "Canberra" not in page.inner_text("#answer-text")
+    turn = "#turns > .turn:nth-child(2)"
+    page.wait_for_selector(f"{turn}[data-state=answered]", timeout=30_000)
+    assert page.inner_text(f"{turn} .reader").startswith(
+        "Answered from quotes: scripted's answer was dropped (")
+    assert "Canberra" not in page.inner_text(f"{turn} .answer")
 
 
 def test_serve_loads_its_reader_at_start_and_refuses_a_broken_one(home: Path,

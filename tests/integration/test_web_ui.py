@@ -1,6 +1,6 @@
 """The web UI end to end in headless Chromium (Debian's package, driven by Playwright through
 ``executable_path``): a question typed gets a cited answer whose [n] citations focus their
-quotes, search shows highlighted matches and security labels per key, code hits open their
+source cards, search shows highlighted matches and security labels per key, code hits open their
 dependency tree, and screenshots are taken and checked."""
 
 from __future__ import annotations
@@ -69,27 +69,29 @@ def submit(page: Any, url: str, key: str, query: str, collection: str, button: s
 
 from tests.browser import console_errors, png_size  # noqa: E402
 
+TURN = "#turns > .turn:last-child"  # the conversation's last turn: the question just asked
 
-def test_a_question_gets_a_cited_answer_and_citations_focus_their_quotes(
+
+def test_a_question_gets_a_cited_answer_and_citations_open_their_source_cards(
         site: tuple[str, dict[str, str]], page: Any, tmp_path: Path) -> None:
     url, keys = site
     submit(page, url, keys["ana"], "What does Lord Henry say about youth and beauty?", "books",
            "#ask-button")
-    page.wait_for_selector("#answer:not([hidden])", timeout=30_000)
-    answer = page.inner_text("#answer-text")
-    cites = page.locator("#answer-text .cite")
+    page.wait_for_selector(f"{TURN}[data-state=answered]", timeout=30_000)
+    answer = page.inner_text(f"{TURN} .answer")
+    cites = page.locator(f"{TURN} .answer .cite")
     assert cites.count() >= 1 and "[1]" in answer
-    quotes = page.locator("#quotes .quote")
-    assert quotes.count() >= 1 and "pg174" in page.inner_text("#quotes")
+    quotes = page.locator(f"{TURN} .sources .source")
+    assert quotes.count() >= 1 and "pg174" in page.inner_text(f"{TURN} .sources")
     n = cites.nth(cites.count() - 1).get_attribute("data-n")
     cites.nth(cites.count() - 1).click()
-    focused = page.locator(".quote.active")
-    assert focused.count() == 1 and focused.get_attribute("id") == f"quote-{n}"
-    stages = page.locator("#stages li").all_text_contents()  # in the closed disclosure
+    focused = page.locator(".source.active")  # its source card
+    assert focused.count() == 1 and focused.get_attribute("data-n") == n
+    stages = page.locator(f"{TURN} .stages li").all_text_contents()  # in the closed disclosure
     assert stages[:3] == ["question", "grounding", "exploration"] and stages[-1] == "synthesis"
-    assert page.locator("#passages li").count() >= 1
-    shot = page.locator("#answer").screenshot(path=str(tmp_path / "answer.png"))
-    box = page.locator("#answer").bounding_box()
+    assert page.locator(f"{TURN} .passages li").count() >= 1
+    shot = page.locator(TURN).screenshot(path=str(tmp_path / "answer.png"))
+    box = page.locator(TURN).bounding_box()
     width, height = png_size(shot)
     assert abs(width - box["width"]) < 2 and abs(height - box["height"]) < 2
     assert height > 100  # an answer and its quotes, not an empty panel

@@ -1,11 +1,12 @@
 """The web UI's accessibility (issue 32), in headless Chromium against a real `excerpt serve`
 process: every view the UI has today (the start page before and after a key, search results, an
-error, k refused in place, an answer and a cautious one, its provenance opened, the passage in
-context, a code hit's dependencies and /docs), at a desktop width (1280 px) and a phone's (390
-px) in the light theme and at 360 px in the dark one, checked with axe-core injected into the page: no serious or critical violation. Each view's
-full-page screenshot is saved (into pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when
-it is set, to keep them as artefacts) and checked to be a PNG of the page's width; nothing
-scrolls sideways."""
+error, k refused in place, an answer (a turn of the conversation) and a cautious one, its
+provenance opened, the passage in context, a code hit's dependencies and /docs), at a desktop
+width (1280 px) and a phone's (390 px) in the light theme and at 360 px in the dark one, checked
+with axe-core injected into the page: no serious or critical violation. Each view's full-page
+screenshot is saved (into pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when it is
+set, to keep them as artefacts) and checked to be a PNG of the page's width; nothing scrolls
+sideways."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ from tests.browser import (
 )
 
 from excerpt.engine import Engine
+
+TURN = "#turns > .turn:last-child"  # the conversation's last turn
+ANSWERED = TURN + "[data-state=answered]"
 
 
 @pytest.fixture(scope="module")
@@ -95,9 +99,10 @@ def refused(page: Any, site: Site) -> None:
 def answer(page: Any, site: Site) -> None:
     with_key(page, site)
     send(page, CONFIDENT, "#ask-button")
-    page.wait_for_selector("#answer:not([hidden])", timeout=30_000)
-    assert page.locator("#quotes .quote").count() > 0 and page.locator("#cautious").is_hidden()
-    # a citation is reached and pressed by keyboard: it focuses its quote
+    page.wait_for_selector(ANSWERED, timeout=30_000)
+    assert page.locator(f"{TURN} .source").count() > 0
+    assert page.locator(f"{TURN} .caution").is_hidden()
+    # a citation is reached and pressed by keyboard: it opens its source card
     page.focus("#query")
     page.keyboard.press("Tab")
     for _ in range(12):
@@ -108,27 +113,27 @@ def answer(page: Any, site: Site) -> None:
                       "document.activeElement.dataset.n")
     assert n, "no citation is reached by Tab"
     page.keyboard.press("Enter")
-    assert page.get_attribute(".quote.active", "id") == f"quote-{n}"
+    assert page.get_attribute(".source.active", "data-n") == n
 
 
 def cautious(page: Any, site: Site) -> None:
     with_key(page, site)
     send(page, CAUTIOUS, "#ask-button")
-    page.wait_for_selector("#answer.cautious:not([hidden])", timeout=30_000)
-    assert page.locator("#cautious").is_visible()
+    page.wait_for_selector(f"{ANSWERED} .answer.cautious", timeout=30_000)
+    assert page.locator(f"{TURN} .caution").is_visible()
 
 
 def provenance(page: Any, site: Site) -> None:
     with_key(page, site)
     send(page, CONFIDENT, "#ask-button")
-    page.wait_for_selector("#answer:not([hidden])", timeout=30_000)
-    page.click("#provenance summary")  # opened: its stages and passages checked too
-    assert page.locator("#passages li").count() > 0
+    page.wait_for_selector(ANSWERED, timeout=30_000)
+    page.click(f"{TURN} .provenance summary")  # opened: its stages and passages checked too
+    assert page.locator(f"{TURN} .passages li").count() > 0
 
 
 def passage(page: Any, site: Site) -> None:
     answer(page, site)
-    page.locator("#quotes a.in-context").first.click()
+    page.locator(f"{TURN} .source a.in-context").first.click()
     page.wait_for_selector("#passage:not([hidden])")
     assert page.locator("#passage-text mark.quoted").count() == 1
 

@@ -20,6 +20,7 @@ from excerpt.engine import Engine
 from excerpt.limits import MAX_K
 
 KEY = "excerpt-key"
+ANSWERED = "#turns > .turn:last-child[data-state=answered]"  # the conversation's last turn
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +146,7 @@ def test_k_out_of_bounds_is_refused_next_to_k_and_the_old_status_goes(
     assert ui.get_attribute("#k", "max") == str(MAX_K) and ui.get_attribute("#k", "min") == "1"
     ui.fill("#query", CAUTIOUS)
     ui.click("#ask-button")
-    ui.wait_for_selector("#answer.cautious:not([hidden])", timeout=30_000)
+    ui.wait_for_selector(f"{ANSWERED} .answer.cautious", timeout=30_000)
     assert ui.inner_text("#status") == "Answered with caution."
     asked: list[Any] = []
     ui.on("request", lambda r: asked.append(r) if "/v1/" in r.url else None)
@@ -156,7 +157,7 @@ def test_k_out_of_bounds_is_refused_next_to_k_and_the_old_status_goes(
     assert error.is_visible() and error.inner_text() == said
     assert ui.get_attribute("#k", "aria-invalid") == "true"
     assert ui.evaluate("document.activeElement.id") == "k"
-    assert ui.inner_text("#status") == "" and ui.locator("#answer").is_hidden()
+    assert ui.inner_text("#status") == "" and ui.locator("#conversation").is_hidden()
     assert asked == []  # refused in the page: nothing sent
     # next to k: on its row, just after it
     k, box = ui.locator("#k").bounding_box(), error.bounding_box()
@@ -165,12 +166,12 @@ def test_k_out_of_bounds_is_refused_next_to_k_and_the_old_status_goes(
     ui.fill("#k", "3")
     ui.focus("#query")
     ui.keyboard.press("Enter")  # the next request clears the error
-    ui.wait_for_selector("#answer:not([hidden])", timeout=30_000)
+    ui.wait_for_selector("#turns > .turn:nth-child(2)[data-state=answered]", timeout=30_000)
     assert error.is_hidden() and ui.get_attribute("#k", "aria-invalid") is None
     assert [r.post_data_json["doc_limit"] for r in asked] == [3]  # k went with the ask
     ui.fill("#query", "")
     ui.click("#search-button")  # an empty question: said next to the box, no tooltip
-    assert ui.locator("#query-error").is_visible() and ui.locator("#answer").is_hidden()
+    assert ui.locator("#query-error").is_visible() and ui.locator("#conversation").is_hidden()
     assert ui.evaluate("document.activeElement.id") == "query" and ui.inner_text("#status") == ""
 
 
@@ -182,12 +183,12 @@ def test_enter_asks_ctrl_enter_searches_and_slash_comes_back_to_the_box(
     ui.focus("#query")
     ui.keyboard.type(CONFIDENT)
     ui.keyboard.press("Enter")
-    ui.wait_for_selector("#answer:not([hidden])", timeout=30_000)
-    assert ui.locator("#quotes .quote").count() > 0 and ui.locator("#hits").is_hidden()
+    ui.wait_for_selector(ANSWERED, timeout=30_000)
+    assert ui.locator(f"{ANSWERED} .source").count() > 0 and ui.locator("#hits").is_hidden()
     ui.fill("#query", "portrait Basil")
     ui.keyboard.press("Control+Enter")
     ui.wait_for_selector("#hits:not([hidden])")
-    assert ui.locator("#answer").is_hidden() and ui.locator("#hit-list mark").count() > 0
+    assert ui.locator("#conversation").is_hidden() and ui.locator("#hit-list mark").count() > 0
     # `/` from anywhere but a text field: to the box, its text selected, no "/" typed
     ui.locator("#hit-list a.in-context").first.focus()
     ui.keyboard.press("/")

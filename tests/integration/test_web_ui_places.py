@@ -20,6 +20,8 @@ from tests.pdfs import write_manual
 
 from excerpt.engine import Engine
 
+TURN = "#turns > .turn:last-child"  # the conversation's last turn: the question just asked
+
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory,
@@ -60,8 +62,8 @@ def ask(page: Any, question: str) -> dict[str, str]:
     """The places of the quotes shown, by node id."""
     page.fill("#query", question)
     page.click("#ask-button")
-    page.wait_for_selector("#answer:not([hidden])", timeout=30_000)
-    return places(page, "#quotes .quote")
+    page.wait_for_selector(f"{TURN}[data-state=answered]", timeout=30_000)
+    return places(page, f"{TURN} .source")
 
 
 def places(page: Any, selector: str) -> dict[str, str]:
@@ -86,10 +88,10 @@ def test_a_quote_on_page_12_says_p_12(ui: Any, served: tuple[str, str], tmp_path
     open_collection(ui, served, "pump")
     found = ask(ui, "What happens to the pump pressure on page 12?")
     assert found == {"p11-12": "pump.pdf · p. 11–12 · 4.2 Alarms", "p12": "pump.pdf · p. 12"}
-    width, height = shot_of(ui, "#quotes", tmp_path / "quotes.png")
+    width, height = shot_of(ui, f"{TURN} .sources", tmp_path / "quotes.png")
     assert width > 300 and height > 40
-    place = ui.locator("#quotes .quote .place").last
-    assert place.is_visible() and shot_of(ui, "#quotes .quote:last-child .place",
+    place = ui.locator(f"{TURN} .source .place").last
+    assert place.is_visible() and shot_of(ui, f"{TURN} .source:last-child .place",
                                           tmp_path / "place.png")[0] > 20
 
 
@@ -118,7 +120,7 @@ def test_a_real_pdf_quote_shows_its_printed_page(ui: Any, served: tuple[str, str
     open_collection(ui, served, "pdf")
     found = ask(ui, "Which parts are listed on page 2?")
     assert found == {"widgets.pdf:0002": "widgets.pdf · p. 2 · 3 Parts table"}
-    width, height = shot_of(ui, "#quotes .quote", tmp_path / "pdf-quote.png")
+    width, height = shot_of(ui, f"{TURN} .source", tmp_path / "pdf-quote.png")
     assert width > 300 and height > 40
 
 
@@ -131,7 +133,10 @@ PLACES = [  # metadata -> (kind, label): documents gain page and chapter; the ot
     ({"path": "m.pdf", "page": 11, "page_end": 12, "pages": [11, 12], "section": "2 Design"},
      ["document", "m.pdf · p. 11–12 · 2 Design"]),
     ({"path": "notes.md", "section": "Setup"}, ["document", "notes.md · Setup"]),
-    ({"book": 1, "chapter": 3}, ["book", "The Iliad · chapter 3"]),
+    ({"book": 1, "chapter": 3}, ["book", "The Iliad · book 1 · chapter 3"]),
+    ({"book": 17, "part": "argument"}, ["book", "The Iliad · book 17 · argument"]),
+    ({"book": 1, "part": "body"}, ["book", "The Iliad · book 1"]),
+    ({"part": "front"}, ["book", "The Iliad · front matter"]),
     ({"regulation": "교원인사규정", "chapter": "제2장 임용", "article": "제15조",
       "caption": "(임용)"},
      ["regulation", "교원인사규정 · 제2장 임용 · 제15조 (임용)"]),

@@ -117,9 +117,15 @@ def run(page: Any, query: str, button: str, mode: str = "bm25") -> None:
     page.click(button)
 
 
+TURN = "#turns > .turn:last-child"  # the conversation's last turn: the question just asked
+
+
 def ask(page: Any, question: str) -> None:
+    """Asks ``question`` and waits for its answer: a new turn below the others."""
+    turns = page.locator("#turns > .turn").count()
     run(page, question, "#ask-button")
-    page.wait_for_selector("#answer:not([hidden])", timeout=30_000)
+    page.wait_for_selector(f"#turns > .turn:nth-child({turns + 1})[data-state=answered]",
+                           timeout=30_000)
 
 
 def search(page: Any, query: str) -> None:
@@ -194,16 +200,20 @@ def test_each_request_clears_the_last_and_an_error_is_shown_plainly(
         ui: Any, site: Site, tmp_path: Path) -> None:
     open_as(ui, site, "ana", "books")
     ask(ui, CONFIDENT)
-    ui.locator("#quotes a.in-context").first.click()
+    ui.locator(f"{TURN} .source a.in-context").first.click()
     ui.wait_for_selector("#passage:not([hidden])")
-    search(ui, "youth beauty")
-    assert ui.locator("#answer").is_hidden() and ui.locator("#provenance").is_hidden()
-    assert ui.locator("#quotes li").count() == 0 and ui.locator("#passage").is_hidden()
-    assert "#passage" not in ui.url
+    search(ui, "youth beauty")  # the conversation is put away (kept for the next ask)
+    assert ui.locator("#conversation").is_hidden()
+    assert not ui.locator(f"{TURN} .source").first.is_visible()
+    assert ui.locator("#passage").is_hidden() and "#passage" not in ui.url
     run(ui, CONFIDENT, "#ask-button")  # a search sent before the answer came: the ask is
     search(ui, "Basil")                # dropped, and its answer never shows up
     ui.wait_for_timeout(1000)
-    assert ui.locator("#answer").is_hidden() and ui.locator("#stages li").count() == 0
+    assert ui.locator("#conversation").is_hidden()
+    # no turn left waiting for it (one answered before the search was sent is the
+    # conversation's: a fast server may answer in the time the search takes to be typed)
+    assert ui.locator("#turns > .turn:not([data-state=answered])").count() == 0
+    assert ui.locator("#turns > .turn").count() in (1, 2)
     assert "Basil" in ui.inner_text("#hit-list")
     run(ui, "youth " * 400, "#search-button")  # over the service's 2,000 characters
     ui.wait_for_selector("#status.error")
@@ -216,7 +226,8 @@ def test_each_request_clears_the_last_and_an_error_is_shown_plainly(
     assert ui.inner_text("#status") == "Answered." and ui.locator("#status.error").count() == 0
     run(ui, "youth " * 400, "#ask-button")
     ui.wait_for_selector("#status.error")
-    assert ui.locator("#answer").is_hidden() and ui.locator("#stages li").count() == 0
+    assert ui.locator("#conversation").is_hidden()
+    assert ui.locator("#turns > .turn:not([data-state=answered])").count() == 0
 
 
 def test_a_hidden_passage_cannot_be_opened_by_its_link(ui: Any, site: Site) -> None:
@@ -237,9 +248,10 @@ def test_a_hidden_passage_cannot_be_opened_by_its_link(ui: Any, site: Site) -> N
 RECORD_STAGES = """
 window.seen = [];
 new MutationObserver(() => {
-  const stages = document.querySelectorAll('#stages li');
-  const answer = document.getElementById('answer');
-  if (!answer) return;
+  const turn = document.querySelector('#turns > .turn:last-child');
+  if (!turn) return;
+  const stages = turn.querySelectorAll('.stages li');
+  const answer = turn.querySelector('.answer');
   const last = window.seen[window.seen.length - 1];
   const status = document.getElementById('status').textContent;
   const said = [...stages].every(s => status.includes(s.textContent));
@@ -257,7 +269,7 @@ def test_an_ask_streams_its_stages_before_its_answer(ui: Any, site: Site,
           if r.url.endswith("/v1/ask/stream") else None)
     open_as(ui, site, "ana", "books")
     ask(ui, CONFIDENT)
-    stages = ui.locator("#stages li").all_text_contents()  # in the closed disclosure now
+    stages = ui.locator(f"{TURN} .stages li").all_text_contents()  # in the closed disclosure
     assert stages[:3] == ["question", "grounding", "exploration"] and stages[-1] == "synthesis"
     assert len(streams) == 1 and streams[0].startswith("text/event-stream")
     seen = ui.evaluate("window.seen")
@@ -269,7 +281,8 @@ def test_an_ask_streams_its_stages_before_its_answer(ui: Any, site: Site,
     assert len({n for n in waiting if n}) >= 2, seen
     assert all(s.endswith(":true") for s in seen if ":true:" in s and not s.startswith("0:")), seen
     assert seen[-1] == f"{len(stages)}:false:false"
-    ms = [int(v) for v in ui.locator("#stages li").evaluate_all("ls => ls.map(l => l.dataset.ms)")]
+    ms = [int(v) for v in ui.locator(f"{TURN} .stages li").evaluate_all(
+        "ls => ls.map(l => l.dataset.ms)")]
     assert ms == sorted(ms)
     width, height = png_size(ui.screenshot(path=str(tmp_path / "ask.png"), full_page=True))
     assert width == 1100 and height > 900  # the answer, its quotes and the provenance summary
@@ -279,14 +292,16 @@ def test_a_cautious_answer_says_so_and_a_confident_one_does_not(
         ui: Any, site: Site, tmp_path: Path) -> None:
     open_as(ui, site, "ana", "books")
     ask(ui, CAUTIOUS)
-    assert ui.locator("#cautious").is_visible() and ui.locator("#answer.cautious").count() == 1
+    assert ui.locator(f"{TURN} .caution").is_visible()
+    assert ui.locator(f"{TURN} .answer.cautious").count() == 1
     assert ui.inner_text("#status") == "Answered with caution."
-    _, cautious_height = shot_of(ui, "#answer", tmp_path / "cautious.png")
-    border = ui.eval_on_selector("#answer", "e => getComputedStyle(e).borderLeftColor")
+    _, cautious_height = shot_of(ui, f"{TURN} .answer", tmp_path / "cautious.png")
+    border = ui.eval_on_selector(f"{TURN} .answer", "e => getComputedStyle(e).borderLeftColor")
     assert border == "rgb(216, 155, 0)"
     ask(ui, CONFIDENT)
-    assert ui.locator("#cautious").is_hidden() and ui.locator("#answer.cautious").count() == 0
-    _, height = shot_of(ui, "#answer", tmp_path / "confident.png")
+    assert ui.locator(f"{TURN} .caution").is_hidden()
+    assert ui.locator(f"{TURN} .answer.cautious").count() == 0
+    _, height = shot_of(ui, f"{TURN} .answer", tmp_path / "confident.png")
     assert min(height, cautious_height) > 150
 
 
@@ -296,50 +311,52 @@ def test_the_provenance_is_a_closed_disclosure_read_by_keyboard(
         ui: Any, site: Site, tmp_path: Path) -> None:
     open_as(ui, site, "ana", "books")
     ask(ui, CONFIDENT)
-    details = ui.locator("details#provenance")
+    details = ui.locator(f"{TURN} details.provenance")
+    stages_list, passages = ui.locator(f"{TURN} .stages"), ui.locator(f"{TURN} .passages li")
     assert details.is_visible() and details.get_attribute("open") is None
-    assert ui.locator("#stages").is_hidden() and ui.locator("#passages").is_hidden()
-    # after the answer, not before it
-    assert ui.evaluate("document.getElementById('answer').compareDocumentPosition("
-                       "document.getElementById('provenance')) & Node.DOCUMENT_POSITION_FOLLOWING")
-    summary = ui.locator("#provenance summary")
+    assert stages_list.is_hidden() and ui.locator(f"{TURN} .passages").is_hidden()
+    # after the answer and its sources, not before them
+    assert ui.evaluate(f"document.querySelector('{TURN} .sources').compareDocumentPosition("
+                       f"document.querySelector('{TURN} .provenance')) & "
+                       "Node.DOCUMENT_POSITION_FOLLOWING")
+    summary = ui.locator(f"{TURN} .provenance summary")
     assert summary.inner_text() == "How this answer was found"
     summary.focus()
     ui.keyboard.press("Enter")
-    assert details.get_attribute("open") is not None and ui.locator("#stages").is_visible()
+    assert details.get_attribute("open") is not None and stages_list.is_visible()
     ui.keyboard.press("Space")
     assert details.get_attribute("open") is None
     ui.keyboard.press("Space")
     assert details.get_attribute("open") is not None
     # the stages, each with its time
-    stages = ui.locator("#stages li").all_inner_texts()
+    stages = ui.locator(f"{TURN} .stages li").all_inner_texts()
     assert stages[:3] == ["question", "grounding", "exploration"] and stages[-1] == "synthesis"
-    shown = ui.locator("#stages li").evaluate_all(
+    shown = ui.locator(f"{TURN} .stages li").evaluate_all(
         "ls => ls.map(l => getComputedStyle(l, '::after').content)")
     assert all(re.fullmatch(r'" · " attr\(data-ms\) " ms"|" · \d+ ms"', c) for c in shown), shown
-    assert all(v.isdigit() for v in ui.locator("#stages li").evaluate_all(
+    assert all(v.isdigit() for v in ui.locator(f"{TURN} .stages li").evaluate_all(
         "ls => ls.map(l => l.dataset.ms)"))
-    # the passages considered, best first; the quoted ones with their place and their text
+    assert ui.inner_text(f"{TURN} .timings").startswith("On the server: ")
+    # the passages considered, best first, each with its place and the start of its text
     status, answer = call(f"{site.url}/v1/ask", site.keys["ana"], {
         "question": CONFIDENT, "collection": "books", "mode": "bm25"})
     assert status == 200, answer
-    passages = ui.locator("#passages li")
     scores = [float(v) for v in passages.evaluate_all("ls => ls.map(l => l.dataset.score)")]
     assert scores and scores == sorted(scores, reverse=True)
     assert sorted(passages.evaluate_all("ls => ls.map(l => l.dataset.id)")) == sorted(
         d["id"] for d in answer["documents"])
     quoted = {q["id"]: q for q in answer["quotes"]}
+    documents = {d["id"]: d for d in answer["documents"]}
     assert quoted
     for li in passages.all():
-        node_id = li.get_attribute("data-id")
-        if node_id not in quoted:
-            assert li.locator(".place").count() == 0 and "not quoted" in li.inner_text()
-            continue
+        node_id = li.get_attribute("data-id") or ""
+        said = f"quoted [{quoted[node_id]['n']}]" if node_id in quoted else "not quoted"
+        assert said in li.inner_text()
         assert re.match(r"^The Picture of Dorian Gray · chapter \d+$",
                         li.locator(".place").inner_text())
         glimpse = li.locator(".glimpse").inner_text()
         assert 0 < len(glimpse) <= 161
-        assert " ".join(quoted[node_id]["text"].split()).startswith(glimpse.rstrip("…"))
+        assert " ".join(documents[node_id]["text_start"].split()).startswith(glimpse.rstrip("…"))
         assert li.locator("a.in-context").count() == 1
     shots(ui, tmp_path, "provenance")
 
@@ -358,12 +375,12 @@ def test_quotes_name_their_place_and_open_in_context(
         place: str) -> None:
     open_as(ui, site, "ana", collection)
     ask(ui, question)
-    first = ui.locator("#quotes .quote").first
+    first = ui.locator(f"{TURN} .source").first
     where = first.locator(".place")
     assert where.get_attribute("data-kind") == kind
     assert re.match(place, where.inner_text()), where.inner_text()
     node_id = first.get_attribute("data-id")
-    quoted = first.locator("blockquote").text_content()
+    quoted = first.locator("blockquote mark.quoted").text_content()
     first.locator("a.in-context").click()
     ui.wait_for_selector("#passage:not([hidden])")
     assert "#passage?" in ui.url

@@ -40,7 +40,7 @@ try {
   await page.type("#query", question);
   await flow.startTimespan({ name: "ask" });
   await page.click("#ask-button");
-  await page.waitForSelector("#answer:not([hidden])", { timeout: 60000 });
+  await page.waitForSelector("#turns > .turn:last-child[data-state=answered]", { timeout: 60000 });
   await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("Answered"));
   await flow.endTimespan();
   await flow.snapshot({ name: "answer" });

@@ -45,6 +45,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from excerpt.compose.answer_json import document_json, quotes_with_context
 from excerpt.compose.composer import MIN_CONFIDENCE, ComposedAnswer, compose
 from excerpt.compose.extract import Embed
 from excerpt.compose.grounding import alternatives, search_text
@@ -111,12 +112,12 @@ class AskResult:
             "question": self.question,
             "answer": self.composed.answer,
             "cautious": self.composed.cautious,
-            "quotes": self.composed.quotes_json(),
+            "quotes": quotes_with_context(self.composed.quotes_json(), self.documents),
             "citations": [c.to_json() for c in self.composed.citations],
             "concepts": self.concepts,
             "scope": self.scope,
             "reranker": self.reranker,
-            "documents": [{"id": p.node.id, "score": round(p.score, 6)} for p in self.documents],
+            "documents": [document_json(p) for p in self.documents],
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
             "reader": self.reader,
         }

@@ -212,15 +212,19 @@ def create_app(engine: Engine, keys: KeyRing,
     def ask_stream(body: AskBody, who: Caller = Depends(caller)) -> Any:  # noqa: B008
         """Server-sent events: "stage" events as the pipeline runs, a "sentence" event for each
         checked sentence of a model reader's answer as it is written, then one "answer" event
-        whose data is exactly the POST /v1/ask response."""
+        whose data is exactly the POST /v1/ask response (in a ``conversation`` too: the same
+        stored turns, the follow-up resolved the same way; a client gone before the answer
+        records no turn)."""
         filters, principal = _read(body.scope(), who)
-        request = _ask_request(engine, body, None)  # a streamed ask keeps no conversation
-        # What can be refused before the stream starts is an HTTP status, not an error event.
+        # What can be refused before the stream starts is an HTTP status, not an error event
+        # (a conversation name included).
+        talk = service.Conversation.of(body.conversation, who.rights())
+        request = _ask_request(engine, body, talk)
         service.check(engine, filters, principal)
 
         def run(on_stage: Any, on_sentence: Any) -> Any:
-            return service.ask(engine, request, filters, principal, on_sentence=on_sentence,
-                               on_stage=on_stage)
+            return service.ask(engine, request, filters, principal, memory_store,
+                               on_sentence=on_sentence, on_stage=on_stage)
 
         return StreamingResponse(ask_events(run, body.explain, app.state.streams),
                                  media_type="text/event-stream")

@@ -17,6 +17,8 @@ export function page(m) {
   return "p. " + m.page + (typeof m.page_end === "number" && m.page_end !== m.page ? "–" + m.page_end : "");
 }
 
+const APPARATUS = { front: "front matter", back: "back matter" }; // the others say themselves
+
 export function place(metadata, title, source) {
   // {kind, label}: kind is book, regulation, code or document.
   const m = metadata || {};
@@ -32,8 +34,14 @@ export function place(metadata, title, source) {
     const chapter = typeof m.chapter === "number" ? ["chapter " + m.chapter, m.chapter_title].filter(Boolean).join(" ") : "";
     return { kind: "document", label: join(m.path, chapter, page(m), m.section) };
   }
-  if (typeof m.chapter === "number") {
-    return { kind: "book", label: join(title || base(source), "chapter " + m.chapter) };
+  // a book's division (Gutenberg: book, chapter) and its apparatus ("argument", "notes": the
+  // parts of ingest/books/parts.py other than the text itself)
+  const apparatus = m.part && m.part !== "body" ? APPARATUS[m.part] || m.part : "";
+  if (typeof m.book === "number" || typeof m.chapter === "number") {
+    const book = typeof m.book === "number" ? "book " + m.book : "";
+    const chapter = typeof m.chapter === "number" ? "chapter " + m.chapter : "";
+    return { kind: "book", label: join(title || base(source), book, chapter, apparatus) };
   }
+  if (apparatus && title) return { kind: "book", label: join(title, apparatus) };
   return { kind: "document", label: join(title, base(source)) };
 }
