@@ -52,6 +52,8 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
     (root / "board.txt").write_text(SECRET, "utf-8")
     engine.ingest(root / "board.txt", collection="books", embedder="none", source="board",
                   acl_tags=["board"])
+    engine.ingest(shared_data("books", "pg6130_iliad_pope.txt"), collection="iliad",
+                  embedder="none")
     engine.close()
     keys = add_keys(root / "home", [("ana",), ("ben", "--acl-tag", "board")], revoke=())
     with excerpt_serve(["--home", str(root / "home")], free_port()) as url:
@@ -187,6 +189,8 @@ def test_questions_and_answers_in_turns_with_a_follow_up_resolved(
     assert "new conversation" in ui.inner_text("#status").lower()
     again = ask(ui, FOLLOW_UP, 1)  # nothing before it now: asked as it stands
     assert again.locator(".understood").is_hidden()
+    ui.fill("#key", site.keys["ben"])  # another key: its conversations are its own
+    assert turns.count() == 0 and ui.locator("#conversation").is_hidden()
 
 
 SHIFTS = """window.shifts = [];
@@ -263,6 +267,20 @@ def test_a_citation_opens_its_card_and_the_card_opens_the_passage(
                for t in considered.locator(".place").all_inner_texts())
     assert all(g for g in considered.locator(".glimpse").all_inner_texts())
     looked_at(ui, tmp_path, "provenance-open")
+
+
+def test_an_iliad_citation_names_its_book(ui: Any, site: Site) -> None:
+    """The Gutenberg ingester records the Iliad's books (metadata ``book``, and ``part`` for its
+    arguments and notes): each card says which book, as `excerpt ask` does (book=N)."""
+    keyed(ui, site)
+    ui.select_option("#collection", "iliad")
+    turn = ask(ui, "Who kills Patroclus?", 1)
+    places = turn.locator(".source .place").all_inner_texts()
+    assert places and all(re.match(r"^The Iliad · book \d+( · argument)?$", p) for p in places), \
+        places
+    answer = ask_json(site, "ana", {"question": "Who kills Patroclus?", "collection": "iliad"})
+    assert all(f"· book {q['metadata']['book']}" in p
+               for q, p in zip(answer["quotes"], places, strict=True)), places
 
 
 def test_copy_and_share_a_link_that_asks_again_without_the_key(

@@ -58,6 +58,8 @@ $("new-conversation").addEventListener("click", () => {
   $("query").focus();
 });
 $("sign-out").addEventListener("click", newConversation);
+// another key's conversations are its own: the page forgets this one's turns as the key changes
+$("key").addEventListener("input", () => { if (id && owner !== key()) newConversation(); });
 
 onClear(() => {
   document.querySelectorAll("#turns > .turn:not([data-state=answered])").forEach((t) => t.remove());
