@@ -2,10 +2,10 @@
 process: every view the UI has today (the start page before and after a key, search results, an
 error, k refused in place, an answer and a cautious one, its provenance opened, the passage in
 context, a code hit's dependencies and /docs), at a desktop width (1280 px) and a phone's (390
-px) in the light theme and at 360 px in the dark one, checked with axe-core injected into the page: no serious or critical violation. Each view's
-full-page screenshot is saved (into pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when
-it is set, to keep them as artefacts) and checked to be a PNG of the page's width; nothing
-scrolls sideways."""
+px) in the light theme and at 360 px in the dark one, checked with axe-core injected into the
+page: no serious or critical violation. Each view's full-page screenshot is saved (into
+pytest's tmp dir, and also into $EXCERPT_UI_SCREENSHOTS when it is set, to keep them as
+artefacts) and checked to be a PNG of the page's width; nothing scrolls sideways."""
 
 from __future__ import annotations
 
