@@ -18,9 +18,9 @@ from tests.a11y import axe_violations, described, severe
 from tests.browser import (
     CAUTIOUS,
     CONFIDENT,
-    HANDBOOK,
     LOOKS,
     Site,
+    books_and_code,
     console_errors,
     keep,
     png_size,
@@ -36,11 +36,7 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
     """A small home: a book, a code archive and the handbook; one reader's key."""
     home = tmp_path_factory.mktemp("web-ui-a11y") / "home"
     engine = Engine(home)
-    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
-                  embedder="none")
-    engine.ingest(shared_data("fake_enterprise", "Release_FAKE_ENTERPRISE_1.0.zip"),
-                  collection="code", embedder="none")
-    engine.ingest(HANDBOOK, collection="handbook", embedder="none")
+    books_and_code(engine, shared_data, handbook=True)
     engine.close()
     yield from serve_home(home, free_port())
 

@@ -16,7 +16,14 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from tests.browser import CAUTIOUS, CONFIDENT, HANDBOOK, console_errors, png_size, shots
+from tests.browser import (
+    CAUTIOUS,
+    CONFIDENT,
+    books_and_code,
+    console_errors,
+    png_size,
+    shots,
+)
 from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.engine import Engine
@@ -55,11 +62,7 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
     root = tmp_path_factory.mktemp("web-ui-product")
     home = root / "home"
     engine = Engine(home)
-    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
-                  embedder="none")
-    engine.ingest(shared_data("fake_enterprise", "Release_FAKE_ENTERPRISE_1.0.zip"),
-                  collection="code", embedder="none")
-    engine.ingest(HANDBOOK, collection="handbook", embedder="none")
+    books_and_code(engine, shared_data, handbook=True)
     (root / "rules.txt").write_text(TOC + RULES, "utf-8")
     engine.ingest(root / "rules.txt", collection="rules", embedder="none")
     snapshots = {}
