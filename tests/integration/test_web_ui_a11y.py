@@ -78,7 +78,7 @@ def results(page: Any, site: Site) -> None:
 def error(page: Any, site: Site) -> None:
     with_key(page, site)
     send(page, "youth " * 400, "#search-button")  # over the service's 2,000 characters
-    page.wait_for_selector("#status.error")
+    page.wait_for_selector("#query-error:not([hidden])")
 
 
 def refused(page: Any, site: Site) -> None:

@@ -208,17 +208,20 @@ def test_each_request_clears_the_last_and_an_error_is_shown_plainly(
     ui.wait_for_timeout(1000)
     assert ui.locator("#answer").is_hidden() and ui.locator("#stages li").count() == 0
     assert "Basil" in ui.inner_text("#hit-list")
-    run(ui, "youth " * 400, "#search-button")  # over the service's 2,000 characters
-    ui.wait_for_selector("#status.error")
-    assert "at most 2000 characters" in ui.inner_text("#status")
+    # over the service's 2,000 characters: the service names the field (q), so the page says
+    # it next to the question box
+    run(ui, "youth " * 400, "#search-button")
+    ui.wait_for_selector("#query-error:not([hidden])")
+    assert "at most 2000 characters" in ui.inner_text("#query-error")
+    assert ui.get_attribute("#query", "aria-invalid") == "true"
     assert ui.locator("#hits").is_hidden() and ui.locator("#hit-list li").count() == 0
-    color = ui.eval_on_selector("#status", "e => getComputedStyle(e).color")
+    color = ui.eval_on_selector("#query-error", "e => getComputedStyle(e).color")
     assert color == "rgb(164, 0, 0)"
-    shot_of(ui, "#status", tmp_path / "error.png")
+    shot_of(ui, "#query-error", tmp_path / "error.png")
     ask(ui, CONFIDENT)  # an answer clears the error
-    assert ui.inner_text("#status") == "Answered." and ui.locator("#status.error").count() == 0
-    run(ui, "youth " * 400, "#ask-button")
-    ui.wait_for_selector("#status.error")
+    assert ui.inner_text("#status") == "Answered." and ui.locator("#query-error").is_hidden()
+    run(ui, "youth " * 400, "#ask-button")  # the ask's field is `question`: the same place
+    ui.wait_for_selector("#query-error:not([hidden])")
     assert ui.locator("#answer").is_hidden() and ui.locator("#stages li").count() == 0
 
 

@@ -41,6 +41,7 @@ from excerpt.edge.bodies import (
     MemoryBody,
     choice,
     no_nul,
+    param_of,
     refusal_of,
 )
 from excerpt.edge.errors import reply, unexpected
@@ -117,8 +118,9 @@ def create_app(engine: Engine, keys: KeyRing,
 
     @app.exception_handler(RequestValidationError)
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"error": refusal_of(request, exc.errors()), "kind": "input"},
-                            status_code=400)
+        body = {"error": refusal_of(request, exc.errors()), "kind": "input"}
+        param = param_of(exc.errors())
+        return JSONResponse({**body, "param": param} if param else body, status_code=400)
 
     async def caller(authorization: str | None = Header(None)) -> Caller:
         # async: no thread hop for a stat and a digest on every request
