@@ -27,8 +27,7 @@ from tests.http import add_keys, call, excerpt_serve
 from excerpt.edge.uploads import MAX_UPLOAD
 
 
-
-class Site:
+class Served:
     """The served home: its URL, its folder, and a reader's (ana), an ingester's (ivy), an
     admin's (root) and a revoked (eve) key."""
 
@@ -38,7 +37,7 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory,
-         free_port: Callable[[], int]) -> Iterator[Site]:
+         free_port: Callable[[], int]) -> Iterator[Served]:
     home = tmp_path_factory.mktemp("web-ui-upload") / "home"
     keys = add_keys(home, [("ana",), ("ivy", "--role", "ingester"), ("root", "--role", "admin"),
                            ("eve", "--role", "ingester")], revoke=("eve",))
@@ -48,11 +47,11 @@ def site(tmp_path_factory: pytest.TempPathFactory,
         status, body = call(f"{url}/v1/ingest?filename=search.md&collection=handbook"
                             "&embedder=none", keys["root"], page, method="POST")
         assert status == 200, body
-        yield Site(url, home, keys)
+        yield Served(url, home, keys)
 
 
 @pytest.fixture
-def ui(page: Any, site: Site) -> Iterator[Any]:
+def ui(page: Any, site: Served) -> Iterator[Any]:
     """The page, failing the test on a console error or a request that leaves the server."""
     errors = console_errors(page)
     requests: list[str] = []
@@ -62,7 +61,7 @@ def ui(page: Any, site: Site) -> Iterator[Any]:
     assert all(u.startswith((site.url + "/", "data:")) for u in requests), requests
 
 
-def signed_in(page: Any, site: Site, who: str) -> None:
+def signed_in(page: Any, site: Served, who: str) -> None:
     """``who``'s key given to the page, its collections loaded and its rights asked."""
     page.goto(site.url + "/")
     page.fill("#key", site.keys[who])
@@ -118,16 +117,16 @@ def drop(page: Any, files: dict[str, str]) -> None:
     }""", files)
 
 
-def sources(site: Site, collection: str) -> list[str]:
+def sources(site: Served, collection: str) -> list[str]:
     status, listing = call(f"{site.url}/v1/snapshots?collection={collection}",
                            site.keys["ivy"])
     assert status == 200, listing
     return sorted({s["source"] for s in listing["snapshots"] if not s["retired"]})
 
 
-# -- who may ingest ---------------------------------------------------------------------------------
+# -- who may ingest -------------------------------------------------------------------------------
 
-def test_whoami_says_the_keys_role_and_nothing_else(site: Site) -> None:
+def test_whoami_says_the_keys_role_and_nothing_else(site: Served) -> None:
     for who, role, may in (("ana", "reader", False), ("ivy", "ingester", True),
                            ("root", "admin", True)):
         status, body = call(f"{site.url}/v1/whoami?role=admin", site.keys[who])
@@ -137,7 +136,7 @@ def test_whoami_says_the_keys_role_and_nothing_else(site: Site) -> None:
         assert (status, body["kind"]) == (401, "unauthorized")
 
 
-def test_a_readers_key_sees_no_upload_panel(ui: Any, site: Site) -> None:
+def test_a_readers_key_sees_no_upload_panel(ui: Any, site: Served) -> None:
     sent: list[str] = []
     ui.on("request", lambda r: sent.append(urllib.parse.urlparse(r.url).path))
     signed_in(ui, site, "ivy")
@@ -152,10 +151,10 @@ def test_a_readers_key_sees_no_upload_panel(ui: Any, site: Site) -> None:
     assert ui.locator("#upload").is_hidden()
 
 
-# -- files ----------------------------------------------------------------------------------------------
+# -- files ----------------------------------------------------------------------------------------
 
 def test_files_chosen_by_keyboard_and_dropped_become_searchable(
-        ui: Any, site: Site, tmp_path: Path) -> None:
+        ui: Any, site: Served, tmp_path: Path) -> None:
     # file choosers intercepted from the start: Playwright turns interception on without
     # waiting for the browser, so one turned on just before the key press can come too late
     ui.on("filechooser", lambda _: None)
@@ -188,7 +187,8 @@ def test_files_chosen_by_keyboard_and_dropped_become_searchable(
     assert settled(ui, 3)[-1]["says"].startswith("unchanged: snapshot ")
 
 
-def test_a_bad_empty_or_too_big_file_shows_the_servers_error_in_place(ui: Any, site: Site, tmp_path: Path) -> None:
+def test_a_bad_empty_or_too_big_file_shows_the_servers_error_in_place(
+        ui: Any, site: Served, tmp_path: Path) -> None:
     signed_in(ui, site, "ivy")
     ui.fill("#upload-collection", "rejects")
     binary = tmp_path / "photo.txt"
@@ -206,14 +206,15 @@ def test_a_bad_empty_or_too_big_file_shows_the_servers_error_in_place(ui: Any, s
     assert done[1]["says"] == "upload:empty.md: the upload is empty: send the file as the " \
         "request body"
     assert f"over {MAX_UPLOAD} bytes" in done[2]["says"]  # 413, before the body is read
+    assert ui.text_content("#upload-said") == f"big.txt: {done[2]['says']}"  # heard, once
     assert str(site.home) not in json.dumps(done)
     looked_at(ui, tmp_path, "upload-failed")
 
 
-# -- folders --------------------------------------------------------------------------------------------
+# -- folders --------------------------------------------------------------------------------------
 
 def test_a_folder_syncs_with_a_report_per_file_and_again_after_a_change(
-        ui: Any, site: Site, tmp_path: Path) -> None:
+        ui: Any, site: Served, tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     (notes / "sub").mkdir(parents=True)
     (notes / "river.md").write_text("# River\n\nThe river runs past the old stone mill.", "utf-8")
@@ -253,7 +254,7 @@ ZIPPED = """async (files) => {
 }"""
 
 
-def test_the_pages_zip_reads_back_with_pythons_zipfile(ui: Any, site: Site) -> None:
+def test_the_pages_zip_reads_back_with_pythons_zipfile(ui: Any, site: Served) -> None:
     ui.goto(site.url + "/")
     members = {"notes/a.md": b"# A\n\nalpha", "notes/sub/bé 한글.md": "한글".encode(),
                "notes/bin.dat": bytes(range(256)) * 1200, "notes/empty.txt": b""}
@@ -271,7 +272,7 @@ def test_the_pages_zip_reads_back_with_pythons_zipfile(ui: Any, site: Site) -> N
             assert info.date_time == (2024, 5, 6, 7, 8, 10)
 
 
-def test_a_dropped_folder_is_read_batch_by_batch(ui: Any, site: Site) -> None:
+def test_a_dropped_folder_is_read_batch_by_batch(ui: Any, site: Served) -> None:
     """A dropped folder's entries (webkitGetAsEntry) come from readEntries in batches until an
     empty one: every file of every batch and subfolder is read, each path under the folder's
     name. The entries here are stand-ins with the FileSystemEntry API's shape (a synthetic drop

@@ -84,6 +84,7 @@ function forget() {
   $("upload").hidden = true;
   delete $("upload").dataset.mayIngest;
   $("upload-list").replaceChildren();
+  $("upload-said").textContent = "";
   sent = null;
 }
 
@@ -153,8 +154,8 @@ function enqueue(row, collection, job) {
   const mine = era;
   waiting++;
   queue = queue.then(async () => {
-    if (mine !== era) return;
     try {
+      if (mine !== era) return; // queued for a key that is gone
       await job(mine);
       sent = collection;
     } catch (error) {
@@ -162,7 +163,10 @@ function enqueue(row, collection, job) {
     } finally {
       waiting--;
     }
-    if (!waiting && mine === era && sent) await refreshed(sent);
+    if (waiting || mine !== era || !sent) return;
+    const last = sent;
+    sent = null;
+    await refreshed(last);
   });
 }
 
@@ -274,6 +278,8 @@ function addRow(name, detail) {
   const say = (words, kind) => {
     li.dataset.state = kind;
     state.textContent = words;
+    // a screen reader hears each file's outcome, not every step of its progress
+    if (kind === "done" || kind === "failed") $("upload-said").textContent = `${name}: ${words}`;
   };
   return {
     li,
