@@ -70,7 +70,8 @@ def signed_in(page: Any, site: Served, who: str) -> None:
 
 
 def rows(page: Any) -> list[dict[str, str]]:
-    """Each upload row: its name, state (waiting, sending, working, done, failed) and words."""
+    """Each upload row: its name, state (waiting, zipping, sending, working, done, failed),
+    what it says and its report's lines."""
     return list(page.locator("#upload-list > li").evaluate_all("""lis => lis.map(li => ({
         name: li.querySelector('.upload-name').textContent, state: li.dataset.state,
         says: li.querySelector('.upload-state').textContent,
@@ -178,6 +179,11 @@ def test_files_chosen_by_keyboard_and_dropped_become_searchable(
     assert seen["keeper.md max"] == 1, seen  # the bar reached the end
     assert ui.input_value("#collection") == "lighthouse"  # the picker filled again, and picked
     assert sources(site, "lighthouse") == ["upload:gulls.md", "upload:keeper.md"]
+    _, listing = call(f"{site.url}/v1/snapshots?collection=lighthouse", site.keys["ivy"])
+    snapshots = {s["source"]: s["snapshot_id"] for s in listing["snapshots"]}
+    shown = ui.locator("#upload-list > li").evaluate_all("l => l.map(li => li.dataset.snapshot)")
+    assert shown == [snapshots["upload:keeper.md"], snapshots["upload:gulls.md"]]
+    assert done[0]["says"].startswith(f"snapshot {shown[0][:12]} · ")
     ui.select_option("#mode", "bm25")
     ui.fill("#query", "foghorn breakwater")
     ui.click("#search-button")

@@ -70,7 +70,9 @@ async function decide() {
   try {
     rights = await api(current, "/v1/whoami");
   } catch (error) {
-    // a key the server refuses: the collections' load says so next to the key
+    // a key the server refuses: the collections' load says so next to the key; asked again
+    // at the next load (a server that could not read its keys may by then)
+    if (asked === current) asked = null;
   }
   if (asked !== current) return;
   $("upload").hidden = !rights.may_ingest;
@@ -128,7 +130,8 @@ function dropped(transfer) {
 }
 
 export async function entryFiles(entry, path = entry.name) {
-  // [{path, data}] of every file under a dropped folder's entry, path from the folder's name
+  // [{path, data}] of every file under a dropped folder's entry (a FileSystemDirectoryEntry),
+  // each path starting with the folder's name
   if (entry.isFile) return [{ path, data: await new Promise((ok, fail) => entry.file(ok, fail)) }];
   const reader = entry.createReader();
   const out = [];
@@ -167,7 +170,7 @@ function enqueue(row, collection, job) {
     const last = sent;
     sent = null;
     await refreshed(last);
-  });
+  }).catch(() => {}); // the picker's load says its own errors; the queue goes on
 }
 
 async function refreshed(collection) {
@@ -207,7 +210,7 @@ function syncFolder(name, read) {
       (hidden ? ` (${hidden} hidden left out)` : "") + ` · sync into ${collection}`);
     if (!files.length) throw new Error("the folder holds no file to sync");
     const body = await zip(files, (done, total) => {
-      if (mine === era) row.progress(done / total, `zipping ${done} of ${total} files…`);
+      if (mine === era) row.progress(done / total, `zipping ${done} of ${total} files…`, "zipping");
     });
     const query = new URLSearchParams({ collection });
     const result = await send("/v1/sync?" + query, body, row, "syncing…");
@@ -284,7 +287,7 @@ function addRow(name, detail) {
   return {
     li,
     detail: (words) => { about.textContent = words; },
-    progress: (part, words) => { bar.value = part; say(words, "sending"); },
+    progress: (part, words, kind = "sending") => { bar.value = part; say(words, kind); },
     busy: (words) => { bar.removeAttribute("value"); say(words, "working"); },
     done: (words) => { bar.value = 1; bar.hidden = true; say(words, "done"); },
     fail: (words) => { bar.hidden = true; say(words, "failed"); },
