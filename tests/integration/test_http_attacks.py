@@ -96,6 +96,7 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/v1/passage?id=secret.txt%3A0000&collection=c&around=2", None),
     ("POST", "/v1/sync?collection=s&name=folder&embedder=none", zipped({"a.txt": PUBLIC})),
     ("GET", "/v1/snapshots", None),
+    ("GET", "/v1/whoami", None),
     ("GET", "/v1/collections/c/overview", None),
 ]
 

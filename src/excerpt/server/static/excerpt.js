@@ -16,6 +16,7 @@ import { openPassage } from "./passage.js";
 import { ask } from "./answer.js";
 import { search } from "./results.js";
 import { initTheme } from "./theme.js";
+import { initUpload } from "./upload.js";
 
 let listing = { snapshots: [], sets: [] };
 let loads = 0; // collection listings asked for; only the last one fills the picker
@@ -153,6 +154,7 @@ function signOut() {
 }
 
 initTheme($("theme"));
+initUpload(loadCollections); // the panel for keys that may ingest; the picker refreshed after
 localStorage.removeItem(KEY);
 $("key").value = sessionStorage.getItem(KEY) || "";
 $("sign-out").hidden = !key();
