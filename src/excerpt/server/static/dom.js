@@ -22,7 +22,7 @@ export function setStatus(message, error = false) {
   $("status").classList.toggle("error", error);
 }
 
-const FIELDS = ["key", "query", "k"]; // each has its error next to it: #key-error...
+const FIELDS = ["key", "query", "k", "filter-value"]; // each has its error next to it: #key-error...
 
 export function fieldError(field, message) {
   $(field + "-error").textContent = message;
@@ -37,9 +37,10 @@ export function clearErrors() {
 }
 
 export function showError(error) {
-  // A refusal where it belongs: the key's (401, 403) next to the key, k's next to k, any
-  // other under the question.
+  // A refusal where it belongs: the key's (401, 403) next to the key, k's next to k, a
+  // filter's (`where …`) under the filters, any other under the question.
   if (error.status === 401 || error.status === 403) fieldError("key", error.message);
   else if (/^(k|doc_limit) must\b/.test(error.message)) fieldError("k", error.message);
+  else if (/^where\b/.test(error.message)) fieldError("filter-value", error.message); // a filter's
   else setStatus(error.message, true);
 }

@@ -15,6 +15,7 @@ import { shown } from "./cards.js";
 import { openPassage } from "./passage.js";
 import { ask } from "./answer.js";
 import { search } from "./results.js";
+import { showOverview } from "./overview.js";
 import { initTheme } from "./theme.js";
 
 let listing = { snapshots: [], sets: [] };
@@ -34,6 +35,7 @@ async function loadCollections() {
   requested = key();
   fieldError("key", "");
   fillSnapshots();
+  showOverview("");
   try {
     await fillCollections(load);
   } finally {
@@ -58,6 +60,7 @@ async function fillCollections(load) {
   const saved = localStorage.getItem("excerpt-collection");
   $("collection").value = names.includes(saved) ? saved : names[0];
   fillSnapshots();
+  showOverview($("collection").value);
   setStatus("");
 }
 
@@ -189,5 +192,6 @@ document.addEventListener("keydown", (event) => {
 $("collection").addEventListener("change", () => {
   localStorage.setItem("excerpt-collection", $("collection").value);
   fillSnapshots();
+  showOverview($("collection").value);
 });
 loadCollections().then(openPassage);
