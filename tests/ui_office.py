@@ -8,10 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from excerpt.engine import Engine
 from tests.browser import HANDBOOK
 from tests.http import add_keys, call, excerpt_serve
-
-from excerpt.engine import Engine
 
 PUBLIC_MD = """# Cafeteria hours
 

@@ -38,9 +38,11 @@ export function clearErrors() {
 
 export function showError(error) {
   // A refusal where it belongs: the key's (401, 403) next to the key, k's next to k, a
-  // filter's (`where …`) under the filters, any other under the question.
+  // filter's (`where …`) under the filters, any other under the question. The status line
+  // ("Searching…") goes either way.
+  setStatus("");
   if (error.status === 401 || error.status === 403) fieldError("key", error.message);
   else if (/^(k|doc_limit) must\b/.test(error.message)) fieldError("k", error.message);
-  else if (/^where\b/.test(error.message)) fieldError("filter-value", error.message); // a filter's
+  else if (/^where\b/.test(error.message)) fieldError("filter-value", error.message);
   else setStatus(error.message, true);
 }

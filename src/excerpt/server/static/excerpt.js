@@ -1,6 +1,7 @@
 // excerpt's web UI: plain JavaScript modules over the HTTP API, no build step, no external
 // assets. This module wires the page: the key's collections fill the picker (GET
-// /v1/snapshots: only what the key may see), the form sends an ask (answer.js) or a search
+// /v1/snapshots: only what the key may see), the picked one's overview and filters show
+// (overview.js, filters.js), the form sends an ask (answer.js) or a search
 // (results.js), each new request clears what the last one showed (requests.js), and "in
 // context" links open the passage (passage.js).
 // The key is kept for this tab only (sessionStorage; Sign out forgets it) and takes effect as

@@ -32,8 +32,10 @@ function rawValue(key, typed) {
 }
 
 export function offerFilters(name, keys = [], read = 0) {
-  // The keys of `name`'s overview ([] while it loads or when there is none). A key every node
-  // read holds with one value would narrow nothing, and is not offered.
+  // The keys of `name`'s overview ([] while it loads: the last ones stay while the same
+  // collection's overview is read again). A key every node read holds with one value would
+  // narrow nothing, and is not offered.
+  if (name === collection && !keys.length) return;
   if (name !== collection) active = [];
   collection = name;
   offered = keys.filter((k) => !(k.distinct === 1 && k.nodes === read));
