@@ -49,9 +49,9 @@ function showFailure(message) {
 function render(result) {
   const c = result.counts;
   $("overview-name").textContent = result.collection;
-  $("overview-counts").textContent = [plural(c.documents, "document"), plural(c.nodes, "passage"),
-    plural(c.sources, "source"), plural(c.snapshots, "snapshot"),
-    result.last_import ? "last import " + when(result.last_import) : ""].filter(Boolean).join(" · ");
+  $("overview-counts").replaceChildren(...facts([plural(c.documents, "document"),
+    plural(c.nodes, "passage"), plural(c.sources, "source"), plural(c.snapshots, "snapshot"),
+    result.last_import ? "last import " + when(result.last_import) : ""]));
   $("example-list").replaceChildren(...result.examples.map(exampleButton));
   $("overview-examples").hidden = result.examples.length === 0;
   $("overview-sources").replaceChildren(...result.sources.map((s) => sourceItem(s, result.snapshots)));
@@ -61,6 +61,16 @@ function render(result) {
   if (result.collection !== rendered) $("overview-box").open = true;
   rendered = result.collection;
   $("overview").hidden = false;
+}
+
+function facts(parts) {
+  // "a · b · c", each part kept whole on its line (a date is not cut at its hyphens)
+  const out = [];
+  parts.filter(Boolean).forEach((part, i) => {
+    if (i) out.push(" · ");
+    out.push(text("span", part, "fact"));
+  });
+  return out;
 }
 
 function exampleButton(example) {
@@ -90,11 +100,13 @@ function sourceItem(source, snapshots) {
     .sort((a, b) => b.created_at.localeCompare(a.created_at));
   const named = mine.slice(0, SHOWN_SNAPSHOTS).map((s) => (s.name || s.snapshot_id) + (s.retired ? " (retired)" : ""));
   if (mine.length > SHOWN_SNAPSHOTS) named.push(`${mine.length - SHOWN_SNAPSHOTS} older`);
-  const facts = [plural(source.documents, "document"), plural(source.nodes, "passage"),
+  const said = [plural(source.documents, "document"), plural(source.nodes, "passage"),
     "imported " + when(source.created_at)];
-  if (source.retired) facts.push("not searched: a sync found its files deleted");
-  else if (!source.live) facts.push("not searched: a newer copy is read instead");
-  li.append(text("div", facts.join(" · "), "meta"),
+  if (source.retired) said.push("not searched: a sync found its files deleted");
+  else if (!source.live) said.push("not searched: a newer copy is read instead");
+  const meta = text("div", "", "meta");
+  meta.append(...facts(said));
+  li.append(meta,
     text("div", `${plural(source.snapshots, "snapshot")}: ${named.join(", ")}`, "meta"));
   return li;
 }
