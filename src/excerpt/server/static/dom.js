@@ -22,16 +22,9 @@ export function setStatus(message, error = false) {
   $("status").classList.toggle("error", error);
 }
 
-const FIELDS = ["key", "query", "k"]; // each has its error next to it: #key-error...
+const FIELDS = ["key", "query", "k", "filter-value"]; // each has its error next to it: #key-error...
 // The request parameter (the service's error `param`) each field of the form sends.
-const FIELD_OF = { q: "query", question: "query", k: "k", doc_limit: "k" };
-
-export function errorField(param, field) {
-  // A view's own field for a parameter the service may refuse (its error element is
-  // #FIELD-error, cleared with the others on every request).
-  FIELD_OF[param] = field;
-  if (!FIELDS.includes(field)) FIELDS.push(field);
-}
+const FIELD_OF = { q: "query", question: "query", k: "k", doc_limit: "k", where: "filter-value" };
 
 export function fieldError(field, message) {
   $(field + "-error").textContent = message;
@@ -46,9 +39,5 @@ export function clearErrors() {
 }
 
 export function showError(error) {
-  // A refusal where it belongs: the key's (401, 403) next to the key, one about a field the
-  // page sends (the service's `param`) next to that field, any other under the question.
-  if (error.status === 401 || error.status === 403) fieldError("key", error.message);
-  else if (FIELD_OF[error.param]) fieldError(FIELD_OF[error.param], error.message);
-  else setStatus(error.message, true);
+X  else setStatus(error.message, true);
 }
