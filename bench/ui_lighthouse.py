@@ -73,24 +73,23 @@ def cli_run(url: str, out: Path, name: str, env: dict[str, str], *extra: str) ->
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "ui_lighthouse")
-    parser.add_argument("--home", type=Path, help="an existing home (default: the handbook)")
-    parser.add_argument("--collection", default="handbook")
-    args = parser.parse_args()
+def audit(out: Path, home: Path | None = None,
+          collection: str = "handbook") -> list[dict[str, Any]]:
+    """Every step audited (the CLI's two runs on the start page, then the user flow), each with
+    ``meets_targets``; Lighthouse's reports written into ``out``. Raises SystemExit, saying
+    why, when Lighthouse or Chromium is not installed."""
     if not LIGHTHOUSE.exists():
         raise SystemExit(f"Lighthouse is not installed in {UI_AUDIT}: `make install` runs npm ci "
                          "there when npm exists")
     chrome = os.environ.get("CHROME_PATH", "/usr/bin/chromium")
     if not Path(chrome).exists():
         raise SystemExit(f"{chrome} not found: apt-get install chromium (or set CHROME_PATH)")
-    args.out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="ui-lighthouse-"))
-    home = args.home or scratch / "home"
-    if args.home is None:
+    if home is None:
+        home = scratch / "home"
         excerpt(home, "ingest", str(REPO / "examples" / "handbook"), "--collection",
-                args.collection, "--no-progress")
+                collection, "--no-progress")
     key = json.loads(excerpt(home, "keys", "add", f"lighthouse-{os.getpid()}", "--json"))["key"]
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -101,12 +100,12 @@ def main() -> None:
     steps: list[dict[str, Any]] = []
     try:
         wait_healthy(url, server)
-        steps.append(cli_run(url + "/", args.out, "start-mobile", env))
-        steps.append(cli_run(url + "/", args.out, "start-desktop", env, "--preset=desktop"))
-        flow = ["node", "flow.mjs", url, args.collection, QUESTION, QUERY, str(args.out / "flow")]
+        steps.append(cli_run(url + "/", out, "start-mobile", env))
+        steps.append(cli_run(url + "/", out, "start-desktop", env, "--preset=desktop"))
+        flow = ["node", "flow.mjs", url, collection, QUESTION, QUERY, str(out / "flow")]
         subprocess.run(flow, check=True, cwd=UI_AUDIT, env={**env, "EXCERPT_KEY": key},
                        timeout=600)
-        for step in json.loads((args.out / "flow.json").read_text("utf-8")):
+        for step in json.loads((out / "flow.json").read_text("utf-8")):
             step["name"] = "flow: " + step["name"]
             step["command"] = "node tools/ui-audit/flow.mjs URL COLLECTION QUESTION QUERY OUT"
             steps.append(step)
@@ -117,6 +116,16 @@ def main() -> None:
     for step in steps:
         step["meets_targets"] = all(v >= TARGETS[k] for k, v in step["scores"].items()
                                     if k in TARGETS and v is not None)
+    return steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "ui_lighthouse")
+    parser.add_argument("--home", type=Path, help="an existing home (default: the handbook)")
+    parser.add_argument("--collection", default="handbook")
+    args = parser.parse_args()
+    for step in audit(args.out, args.home, args.collection):
         print(json.dumps(step))
     print(f"reports: {args.out}", file=sys.stderr)
 

@@ -61,6 +61,18 @@ def shots(page: Any, folder: Path, name: str) -> None:
     page.set_viewport_size({"width": 1100, "height": 900})
 
 
+def books_and_code(engine: Any, shared_data: Any, handbook: bool = False) -> None:
+    """What most browser tests serve: Dorian Gray in "books", the seed's fake enterprise
+    release in "code" and, with ``handbook``, examples/handbook in "handbook" (no vectors: the
+    page, not the ranking, is under test)."""
+    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
+                  embedder="none")
+    engine.ingest(shared_data("fake_enterprise", "Release_FAKE_ENTERPRISE_1.0.zip"),
+                  collection="code", embedder="none")
+    if handbook:
+        engine.ingest(HANDBOOK, collection="handbook", embedder="none")
+
+
 class Site:
     """A served home for the browser tests: its URL and a reader's key."""
 

@@ -29,6 +29,13 @@ CAST: tuple[tuple[str, ...], ...] = (
 ingester, and eve's key is revoked by :func:`add_keys`."""
 
 
+def error_shaped(body: Any) -> bool:
+    """The service's one error shape: ``error`` and ``kind``, and ``param`` (the request's
+    field at fault) only on an input error that names one."""
+    return (isinstance(body, dict) and {"error", "kind"} <= set(body) <= {"error", "kind", "param"}
+            and ("param" not in body or (body["kind"] == "input" and bool(body["param"]))))
+
+
 def request(url: str, key: str | None = None, body: Any = None, *, method: str | None = None,
             headers: dict[str, str] | None = None) -> urllib.request.Request:
     """The request :func:`call` sends: ``body`` a dict as JSON, bytes as they are, None makes a

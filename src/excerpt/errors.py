@@ -31,7 +31,14 @@ class ExcerptError(Exception):
 
 
 class InputError(ExcerptError):
+    """Bad input; ``param`` names the request's field at fault when one is (the HTTP error's
+    ``param``: a page shows the error next to that field)."""
+
     kind = "input"
+
+    def __init__(self, *args: object, param: str | None = None) -> None:
+        super().__init__(*args)
+        self.param = param
 
 
 class CorpusError(InputError):

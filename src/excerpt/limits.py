@@ -42,5 +42,5 @@ def within(name: str, value: int | None) -> int | None:
     if value is not None:
         low, high = LIMITS[name]
         if not low <= value <= high:
-            raise InputError(refusal(name, value))
+            raise InputError(refusal(name, value), param=name)
     return value

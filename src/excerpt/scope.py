@@ -94,7 +94,7 @@ class Scope:
         try:
             metadata = parse_where(self.where)
         except ValueError as exc:
-            raise InputError(f"where: {exc}") from None
+            raise InputError(f"where: {exc}", param="where") from None
         return Filters(self.collection, self.snapshot, self.snapshot_set, metadata)
 
     def principal(self, rights: Rights) -> Principal:

@@ -179,13 +179,14 @@ def check_where(metadata: Mapping[str, Any]) -> None:
         shown = f"where {key}={json.dumps(value, ensure_ascii=False, default=str)}"
         if not isinstance(key, str) or not key or '"' in key or "\\" in key:
             raise InputError(f"{shown}: a metadata key must be a non-empty name without "
-                             "quotes or backslashes")
+                             "quotes or backslashes", param="where")
         if key in RESERVED_WHERE_KEYS:
             raise InputError(f"{shown}: {key!r} is a security field, not metadata; the "
-                             "caller's rights decide what it may see (--acl-tag, --clearance)")
+                             "caller's rights decide what it may see (--acl-tag, --clearance)",
+                             param="where")
         if not _scalar(value):
             raise InputError(f"{shown}: a metadata filter takes a string, a number or "
-                             f"true/false, not {_kind(value)}")
+                             f"true/false, not {_kind(value)}", param="where")
 
 
 def _scalar(value: Any) -> bool:

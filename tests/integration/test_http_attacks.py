@@ -16,7 +16,7 @@ from urllib.parse import quote, urlparse
 
 import pytest
 from click.testing import CliRunner
-from tests.http import add_keys, exchange, request, zipped
+from tests.http import add_keys, error_shaped, exchange, request, zipped
 
 from excerpt.cli.main import cli
 from excerpt.edge.keys import KeyRing
@@ -51,7 +51,7 @@ class Service:
     def refused(self, status: int, method: str, path: str, key: str | None = None,
                 body: Any = None, **kwargs: Any) -> dict[str, str]:
         got, answer = self.call(method, path, key, body, **kwargs)
-        assert got == status and isinstance(answer, dict) and set(answer) == {"error", "kind"}, (
+        assert got == status and error_shaped(answer), (
             method, path, got, answer)
         return answer
 
@@ -96,6 +96,7 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/v1/passage?id=secret.txt%3A0000&collection=c&around=2", None),
     ("POST", "/v1/sync?collection=s&name=folder&embedder=none", zipped({"a.txt": PUBLIC})),
     ("GET", "/v1/snapshots", None),
+    ("GET", "/v1/whoami", None),
     ("GET", "/v1/collections/c/overview", None),
 ]
 
@@ -191,7 +192,7 @@ def test_paths_and_names_cannot_escape(service: Service) -> None:
                  root / "public" / "missing.txt"):
         status, answer = service.call("POST", "/v1/ingest/path", admin, {**base,
                                                                           "path": str(path)})
-        assert status in (400, 403, 404) and set(answer) == {"error", "kind"}, (path, answer)
+        assert status in (400, 403, 404) and error_shaped(answer), (path, answer)
     status, _ = service.call("POST", "/v1/ingest/path", admin,
                              {**base, "path": str(root / "public")})
     assert status in (400, 403)  # the folder holds a link out of the root: refused whole

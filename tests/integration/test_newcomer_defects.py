@@ -243,7 +243,9 @@ def test_a_count_is_refused_alike_on_the_cli_http_and_mcp(
                             key)
     else:
         status, body = call(f"{url}/v1/{tool_name}", key, scoped)
-    assert (status, body) == (400, {"error": sentence, "kind": "input"})
+    # over HTTP the error names the field at fault too (the web page shows it there)
+    field = sentence.split()[0]
+    assert (status, body) == (400, {"error": sentence, "kind": "input", "param": field})
     refused = tool(home, tool_name, scoped)
     assert refused.is_error and text_of(refused) == sentence
     assert refused.structured_content == {"error": sentence, "kind": "input"}

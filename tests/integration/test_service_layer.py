@@ -202,8 +202,9 @@ def test_a_bad_request_is_refused_alike_by_every_door(doors: dict[str, Any]) -> 
     assert code == 2 and bounds in out, out
     code, out = by_cli(doors, "search", "snapshots", "--collection", "demo", "--mode", "fuzzy")
     assert code == 2 and "fuzzy" in out, out
+    # over HTTP the error names the field at fault (the web page shows it next to that field)
     assert by_rest(doors, "/v1/search", q="snapshots", collection="demo", k=0) == (
-        400, {"error": bounds, "kind": "input"})
+        400, {"error": bounds, "kind": "input", "param": "k"})
     status, body = by_rest(doors, "/v1/search", q="snapshots", collection="demo", mode="fuzzy")
     assert status == 400 and body["kind"] == "input" and "mode" in body["error"]
     code, out = by_cli(doors, "search", "snapshots", "--collection", "nowhere")

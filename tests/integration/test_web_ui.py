@@ -30,10 +30,7 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
     root = tmp_path_factory.mktemp("web-ui")
     home = root / "home"
     engine = Engine(home)
-    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
-                  embedder="none")
-    engine.ingest(shared_data("fake_enterprise", "Release_FAKE_ENTERPRISE_1.0.zip"),
-                  collection="code", embedder="none")
+    books_and_code(engine, shared_data)
     for name, text, tags in (("public", PUBLIC, []), ("secret", SECRET, ["board"])):
         (root / f"{name}.txt").write_text(text, "utf-8")
         engine.ingest(root / f"{name}.txt", collection="notes", embedder="none", source=name,
@@ -67,7 +64,7 @@ def submit(page: Any, url: str, key: str, query: str, collection: str, button: s
     page.click(button)
 
 
-from tests.browser import console_errors, png_size  # noqa: E402
+from tests.browser import books_and_code, console_errors, png_size  # noqa: E402
 
 TURN = "#turns > .turn:last-child"  # the conversation's last turn: the question just asked
 

@@ -19,9 +19,9 @@ from tests.a11y import axe_violations, described, severe
 from tests.browser import (
     CAUTIOUS,
     CONFIDENT,
-    HANDBOOK,
     LOOKS,
     Site,
+    books_and_code,
     console_errors,
     keep,
     png_size,
@@ -40,11 +40,7 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
     """A small home: a book, a code archive and the handbook; one reader's key."""
     home = tmp_path_factory.mktemp("web-ui-a11y") / "home"
     engine = Engine(home)
-    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
-                  embedder="none")
-    engine.ingest(shared_data("fake_enterprise", "Release_FAKE_ENTERPRISE_1.0.zip"),
-                  collection="code", embedder="none")
-    engine.ingest(HANDBOOK, collection="handbook", embedder="none")
+    books_and_code(engine, shared_data, handbook=True)
     engine.close()
     yield from serve_home(home, free_port())
 
@@ -86,7 +82,7 @@ def results(page: Any, site: Site) -> None:
 def error(page: Any, site: Site) -> None:
     with_key(page, site)
     send(page, "youth " * 400, "#search-button")  # over the service's 2,000 characters
-    page.wait_for_selector("#status.error")
+    page.wait_for_selector("#query-error:not([hidden])")
 
 
 def refused(page: Any, site: Site) -> None:
@@ -150,6 +146,8 @@ def dependencies(page: Any, site: Site) -> None:
 def docs(page: Any, site: Site) -> None:
     page.goto(site.url + "/docs")
     page.wait_for_selector("#routes section")
+    # docstrings read as prose: ``code`` as <code>, no backticks left
+    assert "`" not in page.inner_text("#routes") and page.locator("#routes p code").count() > 5
 
 
 VIEWS: dict[str, Callable[[Any, Site], None]] = {

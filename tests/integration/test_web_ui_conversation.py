@@ -287,6 +287,10 @@ def test_copy_and_share_a_link_that_asks_again_without_the_key(
         ui: Any, site: Site) -> None:
     keyed(ui, site)
     ui.fill("#k", "4")
+    ui.wait_for_selector("#filters:not([hidden])")  # a filter goes with the asks, and the link
+    ui.select_option("#filter-key", "chapter")
+    ui.fill("#filter-value", "2")
+    ui.click("#filter-add")
     ask(ui, CONFIDENT, 1)
     turn = ask(ui, FOLLOW_UP, 2)
     answer = turn.locator(".lead").inner_text() + " " + turn.locator(".rest").inner_text()
@@ -298,7 +302,8 @@ def test_copy_and_share_a_link_that_asks_again_without_the_key(
     assert " ".join(said.split()) == " ".join(answer.split())
     lines = sources.split("\n")
     assert len(lines) == turn.locator(".source").count()
-    assert all(re.match(r"\[\d+\] The Picture of Dorian Gray · chapter \d+: “", s) for s in lines)
+    assert all(s.startswith(f"[{i}] The Picture of Dorian Gray · chapter 2: “")
+               for i, s in enumerate(lines, start=1))
     turn.locator("button.share").click()
     ui.wait_for_function("document.querySelector('#turns > .turn:last-child .done')"
                          ".textContent.startsWith('Link copied')")
@@ -307,7 +312,8 @@ def test_copy_and_share_a_link_that_asks_again_without_the_key(
     parsed = urlparse(link)
     assert f"{parsed.scheme}://{parsed.netloc}" == site.url and parsed.fragment.startswith("ask?")
     params = {k: v[0] for k, v in parse_qs(parsed.fragment.removeprefix("ask?")).items()}
-    assert params == {"q": RESOLVED, "collection": "books", "mode": "bm25", "k": "4"}
+    assert params == {"q": RESOLVED, "collection": "books", "mode": "bm25", "k": "4",
+                      "where": "chapter=2"}
     # a fresh tab: no key, so nothing is asked until one is pasted; then the same answer
     fresh = ui.context.new_page()
     fresh_errors = console_errors(fresh)
@@ -321,7 +327,10 @@ def test_copy_and_share_a_link_that_asks_again_without_the_key(
     again = fresh.locator(LAST)
     assert again.locator(".asked").inner_text() == RESOLVED
     assert fresh.input_value("#k") == "4" and fresh.input_value("#mode") == "bm25"
-    alone = ask_json(site, "ana", {"question": RESOLVED, "doc_limit": 4})  # a new conversation
+    assert fresh.locator("#filter-chips li").evaluate_all(
+        "ls => ls.map(l => l.dataset.where)") == ["chapter=2"]
+    alone = ask_json(site, "ana", {"question": RESOLVED, "doc_limit": 4,  # a new conversation
+                                   "where": ["chapter=2"]})
     assert [q["id"] for q in alone["quotes"]] == again.locator(".source").evaluate_all(
         "els => els.map(e => e.dataset.id)")
     assert "#ask" not in fresh.url and fresh_errors == []

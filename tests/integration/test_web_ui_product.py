@@ -16,7 +16,14 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from tests.browser import CAUTIOUS, CONFIDENT, HANDBOOK, console_errors, png_size, shots
+from tests.browser import (
+    CAUTIOUS,
+    CONFIDENT,
+    books_and_code,
+    console_errors,
+    png_size,
+    shots,
+)
 from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.engine import Engine
@@ -55,11 +62,7 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
     root = tmp_path_factory.mktemp("web-ui-product")
     home = root / "home"
     engine = Engine(home)
-    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
-                  embedder="none")
-    engine.ingest(shared_data("fake_enterprise", "Release_FAKE_ENTERPRISE_1.0.zip"),
-                  collection="code", embedder="none")
-    engine.ingest(HANDBOOK, collection="handbook", embedder="none")
+    books_and_code(engine, shared_data, handbook=True)
     (root / "rules.txt").write_text(TOC + RULES, "utf-8")
     engine.ingest(root / "rules.txt", collection="rules", embedder="none")
     snapshots = {}
@@ -215,17 +218,20 @@ def test_each_request_clears_the_last_and_an_error_is_shown_plainly(
     assert ui.locator("#turns > .turn:not([data-state=answered])").count() == 0
     assert ui.locator("#turns > .turn").count() in (1, 2)
     assert "Basil" in ui.inner_text("#hit-list")
-    run(ui, "youth " * 400, "#search-button")  # over the service's 2,000 characters
-    ui.wait_for_selector("#status.error")
-    assert "at most 2000 characters" in ui.inner_text("#status")
+    # over the service's 2,000 characters: the service names the field (q), so the page says
+    # it next to the question box
+    run(ui, "youth " * 400, "#search-button")
+    ui.wait_for_selector("#query-error:not([hidden])")
+    assert "at most 2000 characters" in ui.inner_text("#query-error")
+    assert ui.get_attribute("#query", "aria-invalid") == "true"
     assert ui.locator("#hits").is_hidden() and ui.locator("#hit-list li").count() == 0
-    color = ui.eval_on_selector("#status", "e => getComputedStyle(e).color")
+    color = ui.eval_on_selector("#query-error", "e => getComputedStyle(e).color")
     assert color == "rgb(164, 0, 0)"
-    shot_of(ui, "#status", tmp_path / "error.png")
+    shot_of(ui, "#query-error", tmp_path / "error.png")
     ask(ui, CONFIDENT)  # an answer clears the error
-    assert ui.inner_text("#status") == "Answered." and ui.locator("#status.error").count() == 0
-    run(ui, "youth " * 400, "#ask-button")
-    ui.wait_for_selector("#status.error")
+    assert ui.inner_text("#status") == "Answered." and ui.locator("#query-error").is_hidden()
+    run(ui, "youth " * 400, "#ask-button")  # the ask's field is `question`: the same place
+    ui.wait_for_selector("#query-error:not([hidden])")
     assert ui.locator("#conversation").is_hidden()
     assert ui.locator("#turns > .turn:not([data-state=answered])").count() == 0
 

@@ -133,6 +133,16 @@ def refusal_of(request: Request, errors: Sequence[Any]) -> str:
     return f"{'.'.join(place)}: {first.get('msg', 'invalid request')}"
 
 
+def param_of(errors: Sequence[Any]) -> str | None:
+    """The field the first validation error is about (``k``, ``where``, ``doc_limit``), for
+    the error's ``param``; None when it is about the body as a whole."""
+    first: Mapping[str, Any] = errors[0] if errors else {}
+    if first.get("type") == "unknown_field":
+        return str((first.get("ctx") or {}).get("field")) or None
+    place = [str(part) for part in first.get("loc", ()) if part not in ("body", "query")]
+    return place[0] if place else None
+
+
 def choice(names: Sequence[str]) -> str:
     """A pattern that documents and enforces one of ``names``."""
     return "^(" + "|".join(re.escape(n) for n in names) + ")$"

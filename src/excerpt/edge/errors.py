@@ -1,7 +1,8 @@
 """The one place every front door maps a failure: excerpt's error tree, and what else an
 exception may be (a process out of open files, a file system's refusal).
 
-The service's one error shape ``{"error", "kind"}``: the status by class, and a 500 (a store
+The service's one error shape ``{"error", "kind"}`` (with ``param``, the field at fault, when an
+input error names one): the status by class, and a 500 (a store
 failure, whose message may name server paths) answered without its message, which goes to the
 server's log only. The REST routes, the streamed ask, chat (in OpenAI's shape, the same status
 and message) and MCP over HTTP answer through :func:`reply`; the CLI and MCP on stdio, whose
@@ -40,14 +41,18 @@ def status(exc: ExcerptError) -> int:
 
 
 def answer(exc: ExcerptError) -> tuple[int, dict[str, str]]:
-    """The status and body ``exc`` is answered with."""
+    """The status and body ``exc`` is answered with (an input error's ``param``, the field at
+    fault, when it names one)."""
     code = status(exc)
     if code == 500:
         log.error("excerpt: a request failed: %s", exc)
         return 500, INTERNAL
     if isinstance(exc, UnavailableError):  # the operator's to mend: say so in the log too
         log.error("excerpt: a request failed for want of resources: %s", exc)
-    return code, {"error": str(exc), "kind": exc.kind}
+    body = {"error": str(exc), "kind": exc.kind}
+    if isinstance(exc, InputError) and exc.param:
+        body["param"] = exc.param
+    return code, body
 
 
 def reply(exc: Exception) -> tuple[int, dict[str, str]]:

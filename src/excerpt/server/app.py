@@ -13,7 +13,8 @@ one is 401. A request may narrow its rights with ``acl_tag`` / ``clearance`` (ne
 them); ``all_access`` needs an admin key (403 otherwise). Every error has one shape,
 ``{"error", "kind"}``, mapped from excerpt's error tree in :mod:`excerpt.edge.errors`;
 an unexpected exception is a bare 500 (details in the server's log only). Limits: a query
-of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
+of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``. ``GET /v1/whoami``
+says what the caller's key may do (its role; whether it may upload).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from excerpt.edge.bodies import (
     MemoryBody,
     choice,
     no_nul,
+    param_of,
     refusal_of,
 )
 from excerpt.edge.errors import reply, unexpected
@@ -117,8 +119,9 @@ def create_app(engine: Engine, keys: KeyRing,
 
     @app.exception_handler(RequestValidationError)
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"error": refusal_of(request, exc.errors()), "kind": "input"},
-                            status_code=400)
+        body = {"error": refusal_of(request, exc.errors()), "kind": "input"}
+        param = param_of(exc.errors())
+        return JSONResponse({**body, "param": param} if param else body, status_code=400)
 
     async def caller(authorization: str | None = Header(None)) -> Caller:
         # async: no thread hop for a stat and a digest on every request
@@ -166,6 +169,13 @@ def create_app(engine: Engine, keys: KeyRing,
     @app.get("/-/version", responses=errors(401, 503))
     def get_version(who: Caller = Depends(caller)) -> dict[str, str]:  # noqa: B008
         return {"version": version("excerpt")}
+
+    @app.get("/v1/whoami", responses=errors(401, 503))
+    def whoami(who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        """What the key may do, so that a client offers only what it may use (the web UI's
+        upload panel): its role and whether it may upload (``/v1/ingest``, ``/v1/sync``).
+        Never the key, its name or its tags."""
+        return {"role": who.role, "may_ingest": who.rights().may_ingest}
 
     @app.get("/v1/search", responses=errors(400, 401, 403, 404, 502, 503))
     def search(q: str = Query(..., min_length=1, max_length=MAX_QUERY),

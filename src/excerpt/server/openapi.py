@@ -29,6 +29,8 @@ class ErrorBody(BaseModel):
 
     error: str
     kind: str
+    param: str | None = None
+    """The request's field at fault, when a 400 is about one (``k``, ``where``...)."""
 
 
 def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:

@@ -2,9 +2,10 @@
 "use strict";
 
 export class ApiError extends Error {
-  constructor(message, status = 0) {
+  constructor(message, status = 0, param = null) {
     super(message);
     this.status = status; // the HTTP status (401: the key), 0 when the stream said it
+    this.param = param; // the request's field at fault, when the service names one (k, where…)
   }
 }
 
@@ -15,9 +16,10 @@ function headers(key, json) {
 }
 
 async function failure(response) {
-  // The service's {"error", "kind"} message, or the status when the body is not that.
+  // The service's {"error", "kind", "param"} message, or the status when the body is not that.
   const data = await response.json().catch(() => ({}));
-  return new ApiError(data.error || `${response.status} ${response.statusText}`, response.status);
+  return new ApiError(data.error || `${response.status} ${response.statusText}`, response.status,
+    data.param || null);
 }
 
 export async function api(key, path, body, signal) {

@@ -3,13 +3,13 @@
 "use strict";
 
 import { text } from "./dom.js";
-import { scope } from "./controls.js";
+import { view } from "./controls.js";
 import { place } from "./places.js";
 
 export const shown = new Map(); // node id -> {metadata, title, source, quote, query} on the page
 
 export function passageLink(id) {
-  const params = new URLSearchParams({ ...scope(), id });
+  const params = new URLSearchParams({ ...view(), id }); // the passage route takes no filter
   const link = text("a", "in context", "in-context");
   link.href = "#passage?" + params;
   return link;

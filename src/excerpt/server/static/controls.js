@@ -1,16 +1,30 @@
 // The request's settings as the form holds them: the key, the collection and snapshot (or
-// set) every request reads, k, and what the page refuses before sending anything.
+// set) every request reads, the metadata filters a search and an ask take, k, and what the
+// page refuses before sending anything.
 "use strict";
 
 import { $ } from "./dom.js";
+import { where } from "./filters.js";
 
 export const key = () => $("key").value.trim();
 
-export function scope() {
+export function view() {
+  // the collection and snapshot (or set) read: what a passage in context and a graph take
   const out = { collection: $("collection").value };
   const [kind, ...rest] = $("snapshot").value.split(":");
   if (kind === "snapshot") out.snapshot = rest.join(":");
   if (kind === "set") out.snapshot_set = rest.join(":");
+  return out;
+}
+
+// the metadata filters chosen (filters.js), as the API's `where`: ["chapter=7", …]
+export const filters = where;
+
+export function scope() {
+  // what a search and an ask read: the view, narrowed by the filters (POST bodies take
+  // `where` as a list; a GET repeats it: results.js)
+  const out = view();
+  if (filters().length) out.where = filters();
   return out;
 }
 

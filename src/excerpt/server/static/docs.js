@@ -34,9 +34,26 @@ function responses(op) {
   const list = el("ul");
   for (const [status, response] of Object.entries(op.responses || {})) {
     const types = Object.keys(response.content || {}).join(", ");
-    list.append(el("li", `${status}: ${response.description}${types ? " (" + types + ")" : ""}`));
+    list.append(spans(el("li"), `${status}: ${response.description}${types ? " (" + types + ")" : ""}`));
   }
   return list;
+}
+
+function spans(parent, line) {
+  // ``code`` and `code` as <code>, the rest as text
+  line.split(/(``[^`]+``|`[^`]+`)/).forEach((part) => {
+    const code = part.match(/^``([^`]+)``$/) || part.match(/^`([^`]+)`$/);
+    parent.append(code ? el("code", code[1]) : part);
+  });
+  return parent;
+}
+
+function prose(description) {
+  // A route's docstring as paragraphs (split at blank lines, lines joined), its ``code`` and
+  // `code` spans as <code>, everything else as text.
+  return description.split(/\n\s*\n/).map((block) => {
+    return spans(el("p", undefined, "meta"), block.replace(/\s+/g, " ").trim());
+  });
 }
 
 function render(doc) {
@@ -45,7 +62,7 @@ function render(doc) {
     for (const [method, op] of Object.entries(item)) {
       const section = el("section");
       section.append(el("h2", `${method.toUpperCase()} ${path}`));
-      if (op.description) section.append(el("p", op.description, "meta"));
+      if (op.description) section.append(...prose(op.description));
       section.append(el("h3", "Parameters"), parameters(op));
       section.append(el("h3", "Responses"), responses(op));
       routes.append(section);

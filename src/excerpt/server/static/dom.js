@@ -22,7 +22,9 @@ export function setStatus(message, error = false) {
   $("status").classList.toggle("error", error);
 }
 
-const FIELDS = ["key", "query", "k"]; // each has its error next to it: #key-error...
+const FIELDS = ["key", "query", "k", "filter-value"]; // each has its error next to it: #key-error...
+// The request parameter (the service's error `param`) each field of the form sends.
+const FIELD_OF = { q: "query", question: "query", k: "k", doc_limit: "k", where: "filter-value" };
 
 export function fieldError(field, message) {
   $(field + "-error").textContent = message;
@@ -37,9 +39,11 @@ export function clearErrors() {
 }
 
 export function showError(error) {
-  // A refusal where it belongs: the key's (401, 403) next to the key, k's next to k, any
-  // other under the question.
+  // A refusal where it belongs: the key's (401, 403) next to the key, one about a field the
+  // page sends (the service's `param`) next to that field, any other under the question. The
+  // status line ("Searching…") goes either way.
+  setStatus("");
   if (error.status === 401 || error.status === 403) fieldError("key", error.message);
-  else if (/^(k|doc_limit) must\b/.test(error.message)) fieldError("k", error.message);
+  else if (FIELD_OF[error.param]) fieldError(FIELD_OF[error.param], error.message);
   else setStatus(error.message, true);
 }

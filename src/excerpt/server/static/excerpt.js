@@ -1,6 +1,7 @@
 // excerpt's web UI: plain JavaScript modules over the HTTP API, no build step, no external
 // assets. This module wires the page: the key's collections fill the picker (GET
-// /v1/snapshots: only what the key may see), the form sends an ask (answer.js) or a search
+// /v1/snapshots: only what the key may see), the picked one's overview and filters show
+// (overview.js, filters.js), the form sends an ask (answer.js) or a search
 // (results.js), each new request clears what the last one showed (requests.js), and "in
 // context" links open the passage (passage.js).
 // The key is kept for this tab only (sessionStorage; Sign out forgets it) and takes effect as
@@ -15,7 +16,9 @@ import { shown } from "./cards.js";
 import { openPassage } from "./passage.js";
 import { ask } from "./answer.js";
 import { search } from "./results.js";
+import { showOverview } from "./overview.js";
 import { initTheme } from "./theme.js";
+import { initUpload } from "./upload.js";
 
 let listing = { snapshots: [], sets: [] };
 let loads = 0; // collection listings asked for; only the last one fills the picker
@@ -34,6 +37,7 @@ async function loadCollections() {
   requested = key();
   fieldError("key", "");
   fillSnapshots();
+  showOverview("");
   try {
     await fillCollections(load);
   } finally {
@@ -58,6 +62,7 @@ async function fillCollections(load) {
   const saved = localStorage.getItem("excerpt-collection");
   $("collection").value = names.includes(saved) ? saved : names[0];
   fillSnapshots();
+  showOverview($("collection").value);
   setStatus("");
 }
 
@@ -153,6 +158,7 @@ function signOut() {
 }
 
 initTheme($("theme"));
+initUpload(loadCollections); // the panel for keys that may ingest; the picker refreshed after
 localStorage.removeItem(KEY);
 $("key").value = sessionStorage.getItem(KEY) || "";
 $("sign-out").hidden = !key();
@@ -189,5 +195,6 @@ document.addEventListener("keydown", (event) => {
 $("collection").addEventListener("change", () => {
   localStorage.setItem("excerpt-collection", $("collection").value);
   fillSnapshots();
+  showOverview($("collection").value);
 });
 loadCollections().then(openPassage);

@@ -1,11 +1,12 @@
-// Search results (GET /v1/search): each hit with its place, labels, a snippet around the
-// query's words and a link to it in context; a code hit's dependencies as a tree (POST
-// /v1/graph).
+// Search results (GET /v1/search, narrowed by the chosen filters): how many, where and how
+// found, said plainly from the response ("9 results in books · bm25 · chapter = 7"); each hit
+// with its place, labels, a snippet around the query's words and a link to it in context; a
+// code hit's dependencies as a tree (POST /v1/graph).
 "use strict";
 
 import { $, append, setStatus, text } from "./dom.js";
 import { api } from "./api.js";
-import { k, key, scope } from "./controls.js";
+import { filters, k, key, view } from "./controls.js";
 import { labels, passageLink, placeOf, shown } from "./cards.js";
 import { snippet } from "./snippets.js";
 import { isCurrent, onClear } from "./requests.js";
@@ -32,14 +33,28 @@ function showHits(result, query) {
     return li;
   }));
   $("hits").hidden = false;
+  const notes = (result.analysis && result.analysis.notes) || [];
+  $("hit-notes").textContent = notes.join("; ");
+  $("hit-notes").hidden = !notes.length;
+  setStatus(counted(result));
+}
+
+function counted(result) {
+  // "9 results in books · bm25 · chapter = 7": the collection, the mode and the filters as
+  // the server read them (a number stays a number: chapter = 7, not "7")
   const n = result.hits.length;
-  setStatus(n ? `${n} result${n === 1 ? "" : "s"}` : "Nothing found that this key may see.");
+  const f = result.filters || {};
+  const where = Object.entries(f.metadata || {}).map(([name, value]) =>
+    `${name} = ${typeof value === "string" ? value : JSON.stringify(value)}`);
+  const said = [f.collection, result.mode, ...where].filter(Boolean).join(" · ");
+  return n ? `${n} result${n === 1 ? "" : "s"} in ${said}`
+    : `No results in ${said}: nothing this key may see matches.`;
 }
 
 async function showGraph(id) {
   let result;
   try {
-    result = await api(key(), "/v1/graph", { seeds: [id], ...scope() });
+    result = await api(key(), "/v1/graph", { seeds: [id], ...view() }); // a graph takes no filter
   } catch (error) {
     setStatus(error.message, true);
     return;
@@ -69,7 +84,8 @@ async function showGraph(id) {
 }
 
 export async function search(req, query) {
-  const params = new URLSearchParams({ q: query, mode: $("mode").value, ...scope() });
+  const params = new URLSearchParams({ q: query, mode: $("mode").value, ...view() });
+  filters().forEach((pair) => params.append("where", pair)); // repeated, as the CLI's --where
   if (k()) params.set("k", String(k()));
   const result = await api(key(), "/v1/search?" + params, null, req.controller.signal);
   if (isCurrent(req)) showHits(result, query);
@@ -77,5 +93,5 @@ export async function search(req, query) {
 
 onClear(() => {
   ["hits", "graph"].forEach((id) => { $(id).hidden = true; });
-  ["hit-list", "tree"].forEach((id) => $(id).replaceChildren());
+  ["hit-list", "tree", "hit-notes"].forEach((id) => $(id).replaceChildren());
 });

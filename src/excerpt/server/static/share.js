@@ -1,14 +1,16 @@
 // Copy and share a turn's answer. "Copy answer" copies its text with its [n] citations and the
-// list of its sources; "Share" copies a link (/#ask?q=…&collection=…&mode=…) holding the
-// question (a follow-up as the server understood it, so that it stands alone) and the ask's
-// settings, never the key. A page opened on such a link fills the form and asks as soon as it
-// has a key and its collections (a key kept in the tab, or one pasted then).
+// list of its sources; "Share" copies a link (/#ask?q=…&collection=…&mode=…&where=…) holding
+// the question (a follow-up as the server understood it, so that it stands alone) and the
+// ask's settings, filters included, never the key. A page opened on such a link fills the form
+// and asks as soon as it has a key and its collections (a key kept in the tab, or one pasted
+// then).
 "use strict";
 
 import { $, setStatus } from "./dom.js";
 import { key } from "./controls.js";
 import { place } from "./places.js";
 import { newConversation, part } from "./conversation.js";
+import { useFilters } from "./filters.js";
 
 const SETTINGS = ["collection", "snapshot", "snapshot_set", "mode", "reader"];
 
@@ -26,6 +28,7 @@ export function shareLink(question, sent) {
   const params = new URLSearchParams({ q: question });
   SETTINGS.forEach((name) => { if (sent[name]) params.set(name, sent[name]); });
   if (sent.doc_limit) params.set("k", String(sent.doc_limit));
+  (sent.where || []).forEach((w) => params.append("where", w)); // the filters, as `where`
   return `${location.origin}/#ask?${params}`;
 }
 
@@ -72,6 +75,7 @@ function fill(params) {
   const snapshot = params.get("snapshot") ? "snapshot:" + params.get("snapshot")
     : params.get("snapshot_set") ? "set:" + params.get("snapshot_set") : "";
   if (!choose("snapshot", snapshot)) return "This key does not see the snapshot the link names.";
+  useFilters(params.getAll("where"));
   choose("mode", params.get("mode") || "hybrid");
   choose("reader", params.get("reader") || "");
   $("k").value = params.get("k") || "";
