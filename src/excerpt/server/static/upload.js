@@ -46,7 +46,12 @@ export function initUpload(loadCollections) {
 // -- whether the key may ingest ------------------------------------------------------------------
 
 function collectionsLoaded() {
-  if ($("collection").getAttribute("aria-busy") !== "false") return;
+  if ($("collection").getAttribute("aria-busy") !== "false") {
+    // another key's collections are loading: the last key's panel goes at once, not when
+    // the new key's rights come back
+    if (key() !== asked) { forget(); asked = null; }
+    return;
+  }
   const names = [...$("collection").options].map((o) => o.value);
   $("upload-collections").replaceChildren(...names.map((n) => new Option(n)));
   followPicker();
