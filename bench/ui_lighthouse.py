@@ -11,10 +11,12 @@ installed by ``make install``; nothing is downloaded):
 
 - ``start-mobile``, ``start-desktop``: Lighthouse's CLI on the start page, with its mobile
   defaults (a phone's screen, simulated slow 4G and a 4x slower CPU) and ``--preset=desktop``;
-- tools/ui-audit/flow.mjs, a Lighthouse user flow (mobile defaults): the start page loaded, a
-  key pasted and a question asked (``ask``: a timespan from the click to the answer, scored
-  from total blocking time, layout shift and interaction to next paint; ``answer``: a snapshot
-  of the page then, scored for accessibility), then a search (``search``, ``results``).
+- tools/ui-audit/flow.mjs, a Lighthouse user flow (mobile defaults): the start page loaded, an
+  ingester's key pasted (``overview``: a snapshot of the collection overview and the upload
+  panel), a question asked (``ask``: a timespan from the click to the answer, scored from total
+  blocking time, layout shift and interaction to next paint; ``answer``: a snapshot of the page
+  then, scored for accessibility), a follow-up (``follow-up``, ``conversation``), then a search
+  (``search``, ``results``).
 
 Prints one JSON line per audited step (scores 0-100, the metrics in ms, layout shift unitless,
 whether the issue's targets hold) and writes Lighthouse's HTML and JSON reports into ``--out``
@@ -42,6 +44,7 @@ LIGHTHOUSE = UI_AUDIT / "node_modules" / ".bin" / "lighthouse"
 CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-quic --no-first-run "
                 "--disable-background-networking --disable-component-update --disable-sync")
 QUESTION = "How does excerpt keep a snapshot from being half written?"
+FOLLOW_UP = "And what happens to it when the process is killed?"
 QUERY = "snapshot"
 TARGETS = {"accessibility": 95, "performance": 90}
 METRICS = ("first-contentful-paint", "largest-contentful-paint", "total-blocking-time",
@@ -90,7 +93,8 @@ def audit(out: Path, home: Path | None = None,
         home = scratch / "home"
         excerpt(home, "ingest", str(REPO / "examples" / "handbook"), "--collection",
                 collection, "--no-progress")
-    key = json.loads(excerpt(home, "keys", "add", f"lighthouse-{os.getpid()}", "--json"))["key"]
+    key = json.loads(excerpt(home, "keys", "add", f"lighthouse-{os.getpid()}", "--role",
+                             "ingester", "--json"))["key"]  # the upload panel is audited too
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen([sys.executable, "-m", "excerpt", "--home", str(home), "serve",
@@ -102,12 +106,14 @@ def audit(out: Path, home: Path | None = None,
         wait_healthy(url, server)
         steps.append(cli_run(url + "/", out, "start-mobile", env))
         steps.append(cli_run(url + "/", out, "start-desktop", env, "--preset=desktop"))
-        flow = ["node", "flow.mjs", url, collection, QUESTION, QUERY, str(out / "flow")]
+        flow = ["node", "flow.mjs", url, collection, QUESTION, FOLLOW_UP, QUERY,
+                str(out / "flow")]
         subprocess.run(flow, check=True, cwd=UI_AUDIT, env={**env, "EXCERPT_KEY": key},
                        timeout=600)
         for step in json.loads((out / "flow.json").read_text("utf-8")):
             step["name"] = "flow: " + step["name"]
-            step["command"] = "node tools/ui-audit/flow.mjs URL COLLECTION QUESTION QUERY OUT"
+            step["command"] = ("node tools/ui-audit/flow.mjs URL COLLECTION QUESTION FOLLOW_UP "
+                               "QUERY OUT")
             steps.append(step)
     finally:
         server.terminate()

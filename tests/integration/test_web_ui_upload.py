@@ -67,6 +67,11 @@ def signed_in(page: Any, site: Served, who: str) -> None:
     page.fill("#key", site.keys[who])
     page.dispatch_event("#key", "change")
     page.wait_for_selector("#upload[data-may-ingest]", state="attached")
+    if page.get_attribute("#upload", "data-may-ingest") == "yes":  # a one-line disclosure
+        assert page.get_attribute("#upload-box", "open") is None
+        page.focus("#upload-box > summary")  # opened by keyboard
+        page.keyboard.press("Enter")
+        assert page.locator("#upload-drop").is_visible()
 
 
 def rows(page: Any) -> list[dict[str, str]]:
@@ -106,11 +111,16 @@ def watch_states(page: Any) -> None:
 
 
 def drop(page: Any, files: dict[str, str]) -> None:
-    """A drop of ``files`` (name -> text) onto the drop zone, as a DataTransfer of Files."""
+    """A drop of ``files`` (name -> text) onto the drop zone, as a DataTransfer of Files; the
+    panel closed first, then opened by the files dragged over the page."""
     page.evaluate("""(files) => {
       const transfer = new DataTransfer();
       Object.entries(files).forEach(([name, body]) =>
         transfer.items.add(new File([body], name, {type: 'text/markdown'})));
+      document.getElementById('upload-box').open = false;
+      document.body.dispatchEvent(new DragEvent('dragenter', {dataTransfer: transfer,
+                                                               bubbles: true}));
+      if (!document.getElementById('upload-box').open) throw new Error('not opened by a drag');
       const zone = document.getElementById('upload-drop');
       for (const type of ['dragenter', 'dragover', 'drop'])
         zone.dispatchEvent(new DragEvent(type, {dataTransfer: transfer, bubbles: true,

@@ -1,9 +1,10 @@
 // A Lighthouse user flow through excerpt's web UI (run by bench/ui_lighthouse.py): the start
-// page loaded (navigation), a key pasted and a question asked (a timespan from the click to the
-// answer, then a snapshot of the answer page), then a search (a timespan and a snapshot of the
-// results). Debian's Chromium, headless, driven by puppeteer-core (no browser download).
+// page loaded (navigation), an ingester's key pasted (a snapshot of the collection overview and
+// the upload panel), a question asked (a timespan from the click to the answer, then a
+// snapshot), a follow-up in the same conversation (a timespan and a snapshot of both turns),
+// then a search (a timespan and a snapshot of the results). Debian's Chromium, headless, driven by puppeteer-core (no browser download).
 //
-//   EXCERPT_KEY=exk_... node flow.mjs URL COLLECTION QUESTION QUERY OUT_PREFIX
+//   EXCERPT_KEY=exk_... node flow.mjs URL COLLECTION QUESTION FOLLOW_UP QUERY OUT_PREFIX
 //
 // Writes OUT_PREFIX.json (each step's name, mode and category scores, 0-100) and
 // OUT_PREFIX.html (Lighthouse's flow report).
@@ -11,10 +12,10 @@ import fs from "node:fs";
 import puppeteer from "puppeteer-core";
 import { startFlow } from "lighthouse";
 
-const [url, collection, question, query, out] = process.argv.slice(2);
+const [url, collection, question, followUp, query, out] = process.argv.slice(2);
 const key = process.env.EXCERPT_KEY;
 if (!out || !key) {
-  console.error("usage: EXCERPT_KEY=KEY node flow.mjs URL COLLECTION QUESTION QUERY OUT_PREFIX");
+  console.error("usage: EXCERPT_KEY=KEY node flow.mjs URL COLLECTION QUESTION FOLLOW_UP QUERY OUT_PREFIX");
   process.exit(2);
 }
 
@@ -37,6 +38,10 @@ try {
   await page.$eval("#key", (el) => el.dispatchEvent(new Event("change")));
   await page.waitForSelector("#collection[aria-busy=false]");
   await page.select("#collection", collection);
+  // the collection's overview (and, for this ingester's key, the upload panel) on the page
+  await page.waitForSelector("#overview:not([hidden]) #overview-examples button", { timeout: 60000 });
+  await page.waitForSelector("#upload[data-may-ingest=yes]");
+  await flow.snapshot({ name: "overview" });
   await page.type("#query", question);
   await flow.startTimespan({ name: "ask" });
   await page.click("#ask-button");
@@ -44,6 +49,15 @@ try {
   await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("Answered"));
   await flow.endTimespan();
   await flow.snapshot({ name: "answer" });
+
+  // a follow-up: a second turn of the conversation, resolved by the server
+  await page.$eval("#query", (el) => { el.value = ""; });
+  await page.type("#query", followUp);
+  await flow.startTimespan({ name: "follow-up" });
+  await page.click("#ask-button");
+  await page.waitForSelector("#turns > .turn:nth-child(2)[data-state=answered]", { timeout: 60000 });
+  await flow.endTimespan();
+  await flow.snapshot({ name: "conversation" });
 
   await page.$eval("#query", (el) => { el.value = ""; });
   await page.type("#query", query);

@@ -114,6 +114,10 @@ function wireDrops(zone) {
     zone.classList.remove("over");
     dropped(event.dataTransfer);
   });
+  // files dragged over the page open the panel (closed, it is one line above the results)
+  document.addEventListener("dragenter", (event) => {
+    if (!$("upload").hidden && carriesFiles(event)) $("upload-box").open = true;
+  });
   // a file dropped beside the zone would replace the page with the file: refused instead
   ["dragover", "drop"].forEach((type) => document.addEventListener(type, (event) => {
     if ($("upload").hidden || !carriesFiles(event) || zone.contains(event.target)) return;
