@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,19 @@ def console_errors(page: Any) -> list[str]:
     seen: list[str] = []
     page.on("console", lambda m: seen.append(m.text) if m.type == "error" else None)
     return seen
+
+
+@contextmanager
+def watched(page: Any, url: str,
+            tolerated: Callable[[str], bool] = lambda _: False) -> Iterator[Any]:
+    """``page`` for one test, which then fails on a console error (but those ``tolerated``
+    says the test asked for) or on any request that left the server at ``url``."""
+    errors = console_errors(page)
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    yield page
+    assert [e for e in errors if not tolerated(e)] == []
+    assert all(u.startswith((url + "/", "data:")) for u in requests), requests
 
 
 def png_size(data: bytes) -> tuple[int, int]:

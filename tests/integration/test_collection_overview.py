@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.browser import HANDBOOK
 from tests.http import add_keys, call, excerpt_serve
+from tests.ui_office import BOARD_MD, OLD_MD, PUBLIC_MD
 
 from excerpt import service
 from excerpt.analyze.language import HANGUL
@@ -31,27 +33,6 @@ from excerpt.errors import InputError, NotFoundError
 from excerpt.server.app import create_app
 from excerpt.types import Filters, Principal
 
-HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
-PUBLIC_MD = """# Cafeteria hours
-
-The cafeteria serves lunch from noon until two in the afternoon on weekdays.
-
-## Weekend brunch
-
-On Saturdays the cafeteria serves brunch from ten until one.
-"""
-BOARD_MD = """# Northwind merger
-
-The merger with Northwind closes in March; the board cut the cafeteria lunch budget.
-
-## Quarterly dividend plan
-
-The board plans a quarterly dividend once the merger closes.
-"""
-OLD_MD = """# Parking permits
-
-Parking permits are renewed every January at the front desk.
-"""
 KEYS: dict[str, str] = {}
 """The keys of the office's cast (alice: public; bob: board, secret; root: admin)."""
 BOB = Principal(frozenset({"board"}), frozenset({"secret"}))

@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from tests.a11y import looked_at
-from tests.browser import CAUTIOUS, CONFIDENT, console_errors
+from tests.browser import CAUTIOUS, CONFIDENT, console_errors, watched
 from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.engine import Engine
@@ -139,12 +139,8 @@ def ui(page: Any, site: Site) -> Iterator[Any]:
     """The page, with the clipboard granted; failing the test on a console error or a request
     that leaves the server."""
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.url)
-    errors = console_errors(page)
-    requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url))
-    yield page
-    assert errors == []
-    assert all(u.startswith((site.url + "/", "data:")) for u in requests), requests
+    with watched(page, site.url):
+        yield page
 
 
 def keyed(page: Any, site: Site) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.browser import CAUTIOUS, CONFIDENT, Site, console_errors, serve_home, shots
+from tests.browser import CAUTIOUS, CONFIDENT, Site, serve_home, shots, watched
 
 from excerpt.engine import Engine
 from excerpt.limits import MAX_K
@@ -40,12 +40,8 @@ def site(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
 @pytest.fixture
 def ui(page: Any, site: Site) -> Iterator[Any]:
     """The page, failing the test on a console error or a request that leaves the server."""
-    errors = console_errors(page)
-    requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url))
-    yield page
-    assert errors == []
-    assert all(u.startswith((site.url + "/", "data:")) for u in requests), requests
+    with watched(page, site.url):
+        yield page
 
 
 def stored(page: Any) -> dict[str, dict[str, str]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from tests.a11y import looked_at
-from tests.browser import console_errors
+from tests.browser import console_errors, watched
 from tests.http import call
 from tests.ui_office import HIDDEN, Office, serve_office
 
@@ -31,12 +31,8 @@ def office(shared_data: Callable[..., Path], tmp_path_factory: pytest.TempPathFa
 @pytest.fixture
 def ui(page: Any, office: Office) -> Iterator[Any]:
     """The page, failing the test on a console error or a request that leaves the server."""
-    errors = console_errors(page)
-    requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url))
-    yield page
-    assert errors == []
-    assert all(u.startswith((office.url + "/", "data:")) for u in requests), requests
+    with watched(page, office.url):
+        yield page
 
 
 def opened(page: Any, office: Office, collection: str, who: str = "ana") -> None:

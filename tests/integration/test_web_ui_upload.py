@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from tests.a11y import looked_at
-from tests.browser import HANDBOOK, console_errors
+from tests.browser import HANDBOOK, watched
 from tests.http import add_keys, call, excerpt_serve
 
 from excerpt.edge.uploads import MAX_UPLOAD
@@ -53,12 +53,8 @@ def site(tmp_path_factory: pytest.TempPathFactory,
 @pytest.fixture
 def ui(page: Any, site: Served) -> Iterator[Any]:
     """The page, failing the test on a console error or a request that leaves the server."""
-    errors = console_errors(page)
-    requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url))
-    yield page
-    assert [e for e in errors if "status of 4" not in e] == []  # refusals the test asks for
-    assert all(u.startswith((site.url + "/", "data:")) for u in requests), requests
+    with watched(page, site.url, lambda e: "status of 4" in e):  # refusals the test asks for
+        yield page
 
 
 def signed_in(page: Any, site: Served, who: str) -> None:
