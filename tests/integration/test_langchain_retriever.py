@@ -22,6 +22,7 @@ from tests.http import add_keys, excerpt_serve
 
 from excerpt import Engine, Principal
 from excerpt.errors import DependencyError, Forbidden, InputError, NotFoundError
+from excerpt.integrations._documents import place
 from excerpt.integrations.langchain import ExcerptRetriever
 
 QUERY = "Lord Henry on influence"
@@ -125,6 +126,16 @@ def test_a_document_carries_the_node_id_score_citation_and_metadata(library: Eng
     assert first.metadata["metadata"] == dict(hit.node.metadata)
     assert first.metadata["snapshot_id"] == hit.snapshot_id
     json.dumps([d.metadata for d in found])  # a document store or a trace can keep it
+
+
+def test_the_citation_is_the_web_uis_place() -> None:
+    """The cases the web UI's places.js is tested on (in a browser) give the same kind and
+    label here."""
+    from tests.integration.test_web_ui_places import PLACES
+
+    for metadata, expected in PLACES:
+        assert list(place(metadata, "The Iliad", "/x/iliad.txt")) == expected, metadata
+    assert place({}, "", "/x/iliad.txt") == ("document", "iliad.txt")
 
 
 def test_local_and_remote_return_the_same_documents(
