@@ -158,6 +158,8 @@ def test_refusals_are_excerpts_errors(library: Engine,
         ExcerptRetriever(library, principal="board")
     with pytest.raises(Forbidden, match="valid API key"):
         ExcerptRetriever(url=url, api_key="exk_wrong", collection="books").retrieve(QUERY)
+    remote = ExcerptRetriever(url=url, api_key=keys["alice"], collection="books")
+    assert keys["alice"] not in repr(remote) + repr(vars(remote))
     with pytest.raises(InputError, match="security field"):
         ExcerptRetriever(library, collection="books", where={"acl_tags": "board"}).retrieve(QUERY)
 

@@ -76,7 +76,7 @@ class RemoteSource:
     """``excerpt serve`` at ``url``, called with ``api_key`` (its rights are the key's)."""
 
     url: str
-    api_key: str
+    api_key: str = field(repr=False)  # a secret: in no repr, log line or trace
     timeout: float = 60.0
 
     def search(self, query: str, read: Read) -> list[Passage]:
