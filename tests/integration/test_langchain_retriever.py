@@ -6,6 +6,7 @@ principal without the tag, never gets a board-tagged node."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -168,6 +169,22 @@ def test_a_string_that_looks_like_json_stays_a_string_remotely(
     assert retriever.invoke("Sibyl Vane", k=3) == []  # chapters are numbers, "7" matches none
 
 
+def test_a_snapshot_limits_the_read_locally_and_remotely(
+        library: Engine, served: tuple[str, dict[str, str]]) -> None:
+    url, keys = served
+    board = ExcerptRetriever(url=url, api_key=keys["bob"], collection="books", mode="bm25")
+    snapshot = board.invoke(BOARD_QUERY, k=1)[0].metadata["snapshot_id"]
+    books = board.invoke(QUERY, k=1)[0].metadata["snapshot_id"]  # Dorian Gray's
+    assert books != snapshot
+    for retriever in (ExcerptRetriever(engine=library, principal=Principal.admin(),
+                                       collection="books", mode="bm25", snapshot=books),
+                      ExcerptRetriever(url=url, api_key=keys["bob"], collection="books",
+                                       mode="bm25", snapshot=books)):
+        found = retriever.invoke(BOARD_QUERY, k=20)
+        assert found and {d.metadata["snapshot_id"] for d in found} == {books}
+    assert board.invoke(BOARD_QUERY, k=1, snapshot=snapshot)[0].id == BOARD_ID
+
+
 def test_a_reader_key_never_gets_a_board_node_and_the_board_key_does(
         served: tuple[str, dict[str, str]]) -> None:
     url, keys = served
@@ -245,6 +262,15 @@ def test_a_chain_over_the_books_keeps_the_citations(served: tuple[str, dict[str,
         assert f"[{n}] {document.metadata['citation']} ({document.id})" in out
         assert document.page_content in out
     assert "The Picture of Dorian Gray · chapter " in out
+
+
+def test_importing_the_module_imports_no_framework() -> None:
+    code = ("import sys, excerpt.integrations.langchain, excerpt.integrations.llama_index; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('langchain_core', 'llama_index', 'pydantic')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_without_langchain_the_retriever_says_how_to_install_it(
