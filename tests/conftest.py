@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import socket
@@ -187,3 +188,19 @@ def page(browser: Any) -> Iterator[Any]:
     yield opened
     context.close()
     assert not errors, errors
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """A coroutine test (langchain-tests' standard ``ainvoke`` test) runs as tests/aio.py runs
+    every coroutine: in a thread of its own, where no event loop left running by the browser
+    tests' Playwright stands in its way. anyio's tests (``anyio_backend``) are anyio's."""
+    if (not inspect.iscoroutinefunction(pyfuncitem.obj)
+            or "anyio_backend" in pyfuncitem.funcargs):
+        return None
+    from tests.aio import run_async
+
+    arguments = {name: pyfuncitem.funcargs[name]
+                 for name in pyfuncitem._fixtureinfo.argnames}
+    run_async(lambda: pyfuncitem.obj(**arguments))
+    return True
