@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 
 import pytest
 import yaml
+from click.testing import CliRunner
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -27,6 +28,7 @@ from tests.aio import run_async
 from tests.http import add_keys, call, wait_started
 from tests.idp import AUDIENCE, ISSUER, Issuer, SigningKey, claims, forged, serving, tampered
 
+from excerpt.cli.main import cli
 from excerpt.engine import Engine
 
 HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
@@ -249,3 +251,21 @@ def test_rotation_and_an_issuer_down_fail_closed(tmp_path: Path,
         status, body = whoami(SigningKey.rsa("newer").sign(claims()))
         assert status == 503 and body["kind"] == "unavailable"
         assert "cannot fetch the identity provider's JWKS" in log.read_text("utf-8")
+
+
+def test_serve_starts_with_tokens_alone_and_refuses_settings_it_cannot_use(
+        tmp_path: Path, free_port: Callable[[], int]) -> None:
+    """No keys file and an issuer set: serve starts and a token signs in (an API key cannot:
+    no key is valid without the file); HS256 among the algorithms stops it at start."""
+    home = tmp_path / "home"
+    Engine(home).close()
+    home.mkdir(exist_ok=True)
+    with serving(Issuer([RSA])) as issuer:
+        with serve(home, free_port(), oidc_settings(issuer.url)) as (url, _):
+            assert call(f"{url}/v1/whoami", RSA.sign(claims()))[0] == 200
+            assert call(f"{url}/v1/whoami", BAD_KEY)[0] in (401, 503)
+        (home / "bad.yaml").write_text(yaml.safe_dump(oidc_settings(
+            issuer.url, oidc_algorithms=["RS256", "HS256"])), encoding="utf-8")
+        ran = CliRunner().invoke(cli, ["--home", str(home), "--settings",
+                                       str(home / "bad.yaml"), "serve", "--port", "0"])
+        assert ran.exit_code == 1 and "'HS256' is not allowed" in ran.output, ran.output
