@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,8 @@ from tests.idp import AUDIENCE, ISSUER, SigningKey, claims, forged, tampered
 from excerpt.edge.keys import Caller
 from excerpt.edge.oidc import TokenVerifier, verifier
 from excerpt.errors import InputError
-from excerpt.settings import Settings
+from excerpt.settings import Settings, load_settings
+from excerpt.types import Principal
 
 RSA, EC = SigningKey.rsa("rsa-1"), SigningKey.ec("ec-1")
 RULES = {"oidc_tags": ("/board=board", "finance"), "oidc_clearances": ("secret",),
@@ -138,3 +141,23 @@ def test_settings_that_cannot_be_used_stop_serve(jwks: Path) -> None:
             verifier(settings_for(jwks, **changes))
     with pytest.raises(InputError, match="https://"):
         verifier(settings_for(jwks, oidc_jwks_file="", oidc_jwks_url="file:///etc/passwd"))
+
+
+def test_the_worked_example_of_the_docs_maps_as_it_says(jwks: Path, tmp_path: Path) -> None:
+    """docs/cli.md's Keycloak-like settings and claims give a reader with the tag board and
+    the clearance secret, as the page says."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text("utf-8")
+    section = docs.split("### Sign-in with an identity provider\n", 1)[1].split("\n## ", 1)[0]
+    example = re.search(r"```yaml\n(.*?)```", section, re.S)
+    said = re.search(r"```json\n(.*?)```", section, re.S)
+    assert example and said
+    settings_file = tmp_path / "oidc.yaml"
+    settings_file.write_text(example.group(1).replace(
+        "oidc_jwks_url: https://sso.example.com/realms/excerpt/protocol/openid-connect/certs",
+        f"oidc_jwks_file: {jwks}"), encoding="utf-8")
+    check = verifier(load_settings(settings_file))
+    body = json.loads(said.group(1).replace("…", ""))
+    assert check is not None
+    caller = check.caller(RSA.sign({**body, "exp": int(time.time()) + 60}))
+    assert caller is not None and caller.role == "reader"
+    assert caller.principal == Principal(frozenset({"board"}), frozenset({"secret"}))
