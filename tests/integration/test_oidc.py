@@ -152,6 +152,15 @@ def test_made_up_kids_cannot_make_the_server_hammer_the_issuer(served: dict[str,
         assert search(served, RSA.sign(claims(), kid=f"made-up-{n}"))[0] == 401
     assert issuer.fetches - before <= 1
     assert search(served, EC.sign(claims()))[0] == 200  # the cached keys still work
+    issuer.up = False
+    try:  # the issuer down: API keys and cached kids work, a new kid fails closed
+        time.sleep(2.1)
+        assert search(served, served["keys"]["alice"])[0] == 200
+        assert search(served, RSA.sign(claims()))[0] == 200
+        status, body = search(served, RSA.sign(claims(), kid="rsa-new"))
+        assert status == 503 and body["kind"] == "unavailable", body
+    finally:
+        issuer.up = True
 
 
 def by_mcp(url: str, credential: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -218,12 +227,11 @@ def test_a_token_callers_conversations_are_its_subjects(served: dict[str, Any]) 
 
 def test_rotation_and_an_issuer_down_fail_closed(tmp_path: Path,
                                                  free_port: Callable[[], int]) -> None:
-    """Nothing cached and the issuer down: 503 (API keys still work); up again: accepted; the
-    keys rotated: the new kid accepted after a refresh, the old one refused; down again: a
-    cached kid still accepted, an unknown one 503."""
+    """A serve with tokens alone (no keys file). Nothing cached and the issuer down: 503; up
+    again: accepted; the keys rotated: the new kid accepted after a refresh, the old one
+    refused; down again: a cached kid still accepted, an unknown one 503."""
     home = tmp_path / "home"
-    Engine(home).close()
-    key = add_keys(home, [("alice",)], revoke=())["alice"]
+    home.mkdir()
     old, new = SigningKey.rsa("old"), SigningKey.ec("new")
     issuer = Issuer([old], up=False)
     with serving(issuer), serve(home, free_port(), oidc_settings(
@@ -234,7 +242,6 @@ def test_rotation_and_an_issuer_down_fail_closed(tmp_path: Path,
         status, body = whoami(old.sign(claims()))
         assert status == 503 and body["kind"] == "unavailable"
         assert "identity provider" in body["error"] and "API keys still work" in body["error"]
-        assert whoami(key)[0] == 200
         chat = OpenAI(base_url=f"{url}/v1", api_key=old.sign(claims()), max_retries=0)
         with pytest.raises(Exception, match="503"):
             chat.models.list()
@@ -250,22 +257,13 @@ def test_rotation_and_an_issuer_down_fail_closed(tmp_path: Path,
         assert whoami(new.sign(claims()))[0] == 200  # cached: still accepted
         status, body = whoami(SigningKey.rsa("newer").sign(claims()))
         assert status == 503 and body["kind"] == "unavailable"
+        assert whoami(BAD_KEY)[0] == 503  # no keys file: no key is valid
         assert "cannot fetch the identity provider's JWKS" in log.read_text("utf-8")
 
 
-def test_serve_starts_with_tokens_alone_and_refuses_settings_it_cannot_use(
-        tmp_path: Path, free_port: Callable[[], int]) -> None:
-    """No keys file and an issuer set: serve starts and a token signs in (an API key cannot:
-    no key is valid without the file); HS256 among the algorithms stops it at start."""
-    home = tmp_path / "home"
-    Engine(home).close()
-    home.mkdir(exist_ok=True)
-    with serving(Issuer([RSA])) as issuer:
-        with serve(home, free_port(), oidc_settings(issuer.url)) as (url, _):
-            assert call(f"{url}/v1/whoami", RSA.sign(claims()))[0] == 200
-            assert call(f"{url}/v1/whoami", BAD_KEY)[0] in (401, 503)
-        (home / "bad.yaml").write_text(yaml.safe_dump(oidc_settings(
-            issuer.url, oidc_algorithms=["RS256", "HS256"])), encoding="utf-8")
-        ran = CliRunner().invoke(cli, ["--home", str(home), "--settings",
-                                       str(home / "bad.yaml"), "serve", "--port", "0"])
-        assert ran.exit_code == 1 and "'HS256' is not allowed" in ran.output, ran.output
+def test_settings_it_cannot_use_stop_serve_at_start(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(oidc_settings(
+        "https://idp.example.test/certs", oidc_algorithms=["RS256", "HS256"])), encoding="utf-8")
+    ran = CliRunner().invoke(cli, ["--home", str(tmp_path / "home"), "--settings",
+                                   str(tmp_path / "bad.yaml"), "serve", "--port", "0"])
+    assert ran.exit_code == 1 and "'HS256' is not allowed" in ran.output, ran.output
