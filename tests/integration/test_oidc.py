@@ -117,6 +117,8 @@ def test_a_token_reads_what_its_groups_map_to(served: dict[str, Any]) -> None:
 def test_the_attack_suite_is_refused_as_a_bad_key(served: dict[str, Any]) -> None:
     status, refusal = search(served, BAD_KEY)
     assert status == 401 and refusal["kind"] == "unauthorized"
+    chat_refusal = call(f"{served['url']}/v1/models", BAD_KEY)
+    assert chat_refusal[0] == 401
     good = RSA.sign(claims(groups=["/board"]))
     attacks = {
         "algorithm 'none' is not allowed": forged({"alg": "none", "kid": "rsa-1"},
@@ -137,6 +139,7 @@ def test_the_attack_suite_is_refused_as_a_bad_key(served: dict[str, Any]) -> Non
         mcp = call(f"{served['url']}/mcp", token, {"jsonrpc": "2.0", "id": 1, "method": "ping"},
                    headers={"Accept": "application/json, text/event-stream"})
         assert mcp == (401, refusal), reason
+        assert call(f"{served['url']}/v1/models", token) == chat_refusal, reason
     assert search(served, good)[0] == 200
     log = served["log"].read_text("utf-8")
     for reason in attacks:
