@@ -3,7 +3,7 @@ settings name an issuer whose JWKS a thread serves on loopback: the attack suite
 with a bad key's 401 body, the server's log saying why), the JWKS rotated and taken down (fail
 closed: 503 when no key of the kid is cached), made-up kids that cannot make the server hammer
 the issuer, and a token's rights equal to a key's for the same claims through REST search and
-ask, MCP (the official client) and chat (the official `openai` client)."""
+ask, MCP (the official client) and chat (the official `openai` client), and in the web UI."""
 
 from __future__ import annotations
 
@@ -270,3 +270,21 @@ def test_settings_it_cannot_use_stop_serve_at_start(tmp_path: Path) -> None:
     ran = CliRunner().invoke(cli, ["--home", str(tmp_path / "home"), "--settings",
                                    str(tmp_path / "bad.yaml"), "serve", "--port", "0"])
     assert ran.exit_code == 1 and "'HS256' is not allowed" in ran.output, ran.output
+
+
+def test_the_web_ui_takes_a_token_where_a_key_goes(page: Any, served: dict[str, Any]) -> None:
+    """A token typed in the web UI's key field: its calls get what bob's key gets, and the
+    board's page is on show (headless Chromium; skipped where it is not installed)."""
+    page.goto(served["url"] + "/")
+    page.fill("#key", RSA.sign(claims("erin", groups=["/board"])))
+    page.wait_for_selector("#collection[aria-busy=false]", state="attached")
+    page.select_option("#collection", "demo")
+    page.select_option("#mode", "bm25")
+    page.fill("#k", "5")
+    page.fill("#query", HIDDEN)
+    with page.expect_response(lambda r: "/v1/search?" in r.url) as sent:
+        page.click("#search-button")
+    assert sent.value.status == 200
+    page.wait_for_function("!document.getElementById('status').textContent.startsWith('Search')")
+    assert without(sent.value.json()) == without(search(served, served["keys"]["bob"])[1])
+    assert "Zephyrine" in page.locator("#hit-list").inner_text()
