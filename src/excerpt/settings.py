@@ -145,6 +145,47 @@ class Settings:
         2048, "Zip archives: most megabytes read from one archive in all.")
     archive_max_ratio: float = _setting(
         200.0, "Zip archives: highest expanded/compressed ratio of a member past 8 MB.")
+    oidc_issuer: str = _setting(
+        "", "serve: the identity provider whose bearer JWTs are accepted beside API keys "
+            "(its tokens' exact 'iss'); empty: API keys only. See docs/cli.md, 'Sign-in with an "
+            "identity provider'.")
+    oidc_audience: str = _setting(
+        "", "serve: the audience a token must be issued for (its 'aud' must hold it); required "
+            "with oidc_issuer.")
+    oidc_jwks_url: str = _setting(
+        "", "serve: the issuer's JWKS URL (fetched on first use, cached, fetched again for an "
+            "unknown kid); or oidc_jwks_file.")
+    oidc_jwks_file: str = _setting(
+        "", "serve: a JWKS file of the issuer's signing keys (read again when it changes; "
+            "nothing is fetched); or oidc_jwks_url.")
+    oidc_algorithms: tuple[str, ...] = _setting(
+        ("RS256", "ES256"), "serve: the signature algorithms a token may use (RS*, PS*, ES*, "
+                            "EdDSA; never none or HS*); the key must be of the algorithm's type.")
+    oidc_leeway_s: float = _setting(
+        30.0, "serve: seconds of clock skew allowed on a token's exp and nbf.")
+    oidc_max_token_bytes: int = _setting(
+        8192, "serve: a longer bearer token is refused before it is parsed.")
+    oidc_jwks_max_age_s: float = _setting(
+        3600.0, "serve: the JWKS is fetched again when older than this.")
+    oidc_jwks_min_refresh_s: float = _setting(
+        60.0, "serve: the JWKS is fetched at most once per this many seconds, however many "
+              "tokens name a kid it does not hold.")
+    oidc_tags_claim: str = _setting(
+        "groups", "serve: the token claim (a string or a list; dots walk into objects) whose "
+                  "values oidc_tags maps to ACL tags.")
+    oidc_tags: tuple[str, ...] = _setting(
+        (), "serve: the ACL tags a token may get, as CLAIM_VALUE=TAG or TAG (the same); a "
+            "claim value not named gives nothing.")
+    oidc_clearances_claim: str = _setting(
+        "clearance", "serve: the token claim whose values oidc_clearances maps to clearances.")
+    oidc_clearances: tuple[str, ...] = _setting(
+        (), "serve: the clearances a token may get, as CLAIM_VALUE=LABEL or LABEL.")
+    oidc_role_claim: str = _setting(
+        "roles", "serve: the token claim whose values oidc_roles maps to a role (Keycloak: "
+                 "realm_access.roles).")
+    oidc_roles: tuple[str, ...] = _setting(
+        (), "serve: CLAIM_VALUE=ROLE rules (ROLE: reader, ingester or admin); the highest "
+            "mapped role wins; a token with none is a reader.")
 
     def with_(self, **changes: Any) -> Settings:
         known = {f.name for f in fields(self)}

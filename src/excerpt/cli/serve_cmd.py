@@ -79,18 +79,24 @@ def keys_revoke(ctx: click.Context, name: str, keys_file: Path | None) -> None:
 def serve(ctx: click.Context, host: str, port: int, ingest_roots: tuple[Path, ...],
           workers: int, keys_file: Path | None) -> None:
     """Serve the engine over HTTP (GET /v1/search, POST /v1/ask, GET /v1/snapshots,
-    /-/health, /openapi.json); every call but the health check needs an API key."""
+    /-/health, /openapi.json); every call but the health check needs an API key (or, with
+    the oidc_issuer setting, a token of that identity provider)."""
+    from excerpt.edge.oidc import verifier
     from excerpt.server.merges import BackgroundMerges
     from excerpt.server.workers import serve as run
 
     if workers > 1 and port == 0:
         raise click.UsageError("--workers needs a fixed --port: each worker listens on it")
     ring = KeyRing.load(_keys_path(ctx, keys_file))  # a broken file: exit 1, naming it
-    if not ring.entries:
-        raise click.UsageError("no API keys yet: create one with `excerpt keys add NAME`")
+    tokens = verifier(ctx.obj["engine"].settings)  # oidc_* settings it cannot use: exit 1
+    if not ring.entries and tokens is None:
+        raise click.UsageError("no API keys yet: create one with `excerpt keys add NAME` "
+                               "(or set oidc_issuer: docs/cli.md)")
     _check_port(host, port)  # before the URL is printed: never announce a dead address
     plural = f", {workers} workers" if workers > 1 else ""
-    click.echo(f"excerpt on http://{host}:{port} ({len(ring.entries)} keys{plural})", err=True)
+    issuer = f", tokens of {tokens.issuer}" if tokens else ""
+    click.echo(f"excerpt on http://{host}:{port} ({len(ring.entries)} keys{issuer}{plural})",
+               err=True)
     merges = BackgroundMerges(ctx.obj["engine"])  # in this process, whatever the workers
     merges.start()
     try:

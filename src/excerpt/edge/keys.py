@@ -40,7 +40,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+import anyio.to_thread
 
 from excerpt.errors import InputError
 from excerpt.names import plain_name, text_value
@@ -85,12 +87,15 @@ class Caller:
     role: str
     principal: Principal
     identity: str
+    kind: str = "key"
+    """``key`` (an API key) or ``oidc`` (a token of the identity provider, :mod:`.oidc`)."""
 
     def rights(self) -> Rights:
         """The key's rights: its principal at most, all access for an admin key, its own
         conversations (:mod:`excerpt.scope`), named by the key's identity: a key added later
-        under the same name, or a name holding ``/``, never reaches them."""
-        return Rights(self.principal, self.role == "admin", f"key:{self.identity}/",
+        under the same name, or a name holding ``/``, never reaches them (a token's are
+        ``oidc:IDENTITY/``, its identity from its issuer and subject)."""
+        return Rights(self.principal, self.role == "admin", f"{self.kind}:{self.identity}/",
                       may_ingest=self.role in ("ingester", "admin"),
                       may_ingest_paths=self.role == "admin")
 
@@ -99,6 +104,45 @@ class Caller:
         """The principal for one request: the key's rights, narrowed to what the request
         names (never widened); ``all_access`` only for admin keys."""
         return self.rights().principal(acl_tags, clearances, all_access)
+
+
+KEYS_UNAVAILABLE = ("the server cannot read its API keys now: no key is valid until its "
+                    "operator repairs them")
+
+
+class Unavailable(Exception):
+    """Nobody can be signed in now (503): the keys file cannot be read, or the identity
+    provider's signing keys cannot be fetched. ``message`` is for the caller, ``code`` names
+    which (chat's error code)."""
+
+    def __init__(self, message: str = KEYS_UNAVAILABLE, code: str = "keys_unavailable") -> None:
+        super().__init__(message)
+        self.message, self.code = message, code
+
+
+class Tokens(Protocol):
+    """Bearer tokens of an identity provider to callers (:class:`excerpt.edge.oidc.TokenVerifier`):
+    None for a token that is not valid; raises :class:`Unavailable` when it cannot tell."""
+
+    def caller(self, token: str) -> Caller | None: ...
+
+
+def is_token(credential: str) -> bool:
+    """A JWT's shape (three dot-separated parts); an API key has no dot."""
+    return not credential.startswith(PREFIX) and credential.count(".") == 2
+
+
+async def sign_in(keys: KeyRing, credential: str | None) -> Caller | None:
+    """The caller of a bearer ``credential``: a token of the identity provider when the server
+    has one (:attr:`KeyRing.tokens`) and the credential is shaped as a JWT (checked in a
+    worker thread: it may fetch the JWKS), else an API key of ``keys``, re-read when its file
+    changed. None for anything not valid; :class:`Unavailable` when it cannot tell."""
+    if credential and keys.tokens is not None and is_token(credential):
+        return await anyio.to_thread.run_sync(keys.tokens.caller, credential)
+    keys.refresh()  # a key revoked in the file is refused from the next request on
+    if keys.problem is not None:  # the server's log says why; the caller learns nothing
+        raise Unavailable()
+    return keys.authenticate(credential)
 
 
 def digest(key: str) -> str:
@@ -192,6 +236,9 @@ class KeyRing:
     entries: list[KeyEntry] = field(default_factory=list)
     loaded: Signature | None = None
     problem: str | None = None
+    tokens: Tokens | None = None
+    """The identity provider's tokens accepted beside the keys (``serve`` with ``oidc_issuer``
+    set); they do not depend on the keys file."""
 
     def refresh(self) -> None:
         """Reload when the file changed since it was read (keys added or revoked)."""

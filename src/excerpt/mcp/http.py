@@ -1,9 +1,10 @@
 """``/mcp`` on ``excerpt serve``: the MCP server over Streamable HTTP, each request with the
 rights of its bearer key.
 
-A request reaches the SDK only with a valid key of the server's :class:`KeyRing`: no key, a
-wrong or revoked one is 401 and an unreadable keys file 503, with the REST routes' bodies
-(``{"error", "kind"}``). The key's rights ride in the ASGI scope to the tools
+A request reaches the SDK only with a valid key of the server's :class:`KeyRing` (or a valid
+token of its identity provider, :mod:`excerpt.edge.oidc`): no key, a wrong or revoked one is
+401 and an unreadable keys file 503, with the REST routes' bodies (``{"error", "kind"}``).
+The key's rights ride in the ASGI scope to the tools
 (:func:`from_request`); the key's name is also the SDK's session owner, and conversations are
 the key's own (``NAME/CONVERSATION``, as ``/v1/memory`` and ``/v1/ask`` keep them).
 
@@ -29,7 +30,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from excerpt.edge.keys import KeyRing, digest
+from excerpt.edge.keys import KeyRing, Unavailable, digest, sign_in
 from excerpt.edge.uploads import Uploads
 from excerpt.engine import Engine
 from excerpt.errors import Forbidden
@@ -62,14 +63,13 @@ class Keyed:
         auth = next((v.decode("latin-1") for k, v in scope.get("headers", ())
                      if k == b"authorization"), None)
         token = auth.removeprefix("Bearer ").strip() if auth else None
-        self.keys.refresh()  # a key revoked in the file is refused from the next request on
-        if self.keys.problem is not None:
-            refused = JSONResponse({"error": "the server cannot read its API keys now: no key "
-                                    "is valid until its operator repairs them",
-                                    "kind": "unavailable"}, status_code=503)
+        try:  # an API key (its file re-read when changed), or the identity provider's JWT
+            caller = await sign_in(self.keys, token)
+        except Unavailable as exc:
+            refused = JSONResponse({"error": exc.message, "kind": "unavailable"},
+                                   status_code=503)
             await refused(scope, receive, send)
             return
-        caller = self.keys.authenticate(token)
         if caller is None or token is None:
             refused = JSONResponse(
                 {"error": "a valid API key is required (Authorization: Bearer KEY)",

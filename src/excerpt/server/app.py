@@ -8,13 +8,14 @@ conversations are its own), ``POST /v1/ingest`` (an upload: ingester or admin ke
 /v1/snapshots``, ``GET /v1/collections/{collection}/overview`` (the web UI's start page),
 ``GET /-/health`` (no key), ``GET /-/version``; the OpenAPI document is
 ``/openapi.json`` (see :mod:`excerpt.server.openapi`), rendered at ``/docs`` by a local script.
-``Authorization: Bearer KEY`` is required everywhere else: no key, a wrong key or a revoked
-one is 401. A request may narrow its rights with ``acl_tag`` / ``clearance`` (never widen
-them); ``all_access`` needs an admin key (403 otherwise). Every error has one shape,
-``{"error", "kind"}``, mapped from excerpt's error tree in :mod:`excerpt.edge.errors`;
-an unexpected exception is a bare 500 (details in the server's log only). Limits: a query
-of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``. ``GET /v1/whoami``
-says what the caller's key may do (its role; whether it may upload).
+``Authorization: Bearer KEY`` is required everywhere else: no key, a wrong key or a revoked one
+is 401; with ``oidc_issuer`` set, a JWT of that issuer is taken as a key of the rights its
+claims map to (:mod:`excerpt.edge.oidc`). A request may narrow its rights with ``acl_tag`` /
+``clearance`` (never widen them); ``all_access`` needs an admin key (403 otherwise). Every error
+has one shape, ``{"error", "kind"}``, mapped from excerpt's error tree in
+:mod:`excerpt.edge.errors`; an unexpected exception is a bare 500 (details in the server's log
+only). Limits: a query of at most ``MAX_QUERY`` characters, ``k`` and limits at most ``MAX_K``.
+``GET /v1/whoami`` says what the caller's key may do (its role; whether it may upload).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from excerpt import service
+from excerpt.edge import oidc
 from excerpt.edge.bodies import (
     MAX_K,
     MAX_QUERY,
@@ -46,7 +48,7 @@ from excerpt.edge.bodies import (
     refusal_of,
 )
 from excerpt.edge.errors import reply, unexpected
-from excerpt.edge.keys import Caller, KeyRing
+from excerpt.edge.keys import Caller, KeyRing, Unavailable, sign_in
 from excerpt.edge.uploads import MAX_UPLOAD, Uploads, inside_roots, receive, staged, upload_name
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.engine import MAX_AROUND, Engine
@@ -96,6 +98,7 @@ def create_app(engine: Engine, keys: KeyRing,
     uploads = Uploads(engine.home / "uploads")
     uploads.clean_stale()  # copies left by a server killed mid-upload
     app.state.streams = StreamWork()
+    keys.tokens = oidc.verifier(engine.settings)  # bearer JWTs beside keys, when configured
     mount_mcp(app, engine, keys, memory_store, uploads, ingest_roots)  # /mcp: MCP over HTTP
 
     @app.exception_handler(ExcerptError)
@@ -124,12 +127,13 @@ def create_app(engine: Engine, keys: KeyRing,
         return JSONResponse({**body, "param": param} if param else body, status_code=400)
 
     async def caller(authorization: str | None = Header(None)) -> Caller:
-        # async: no thread hop for a stat and a digest on every request
+        # async: no thread hop for a stat and a digest on every request (a token's check has
+        # one: it may fetch the issuer's JWKS)
         token = authorization.removeprefix("Bearer ").strip() if authorization else None
-        keys.refresh()  # a key revoked in the file is refused from the next request on
-        if keys.problem is not None:  # the server's log says why; the caller learns nothing
-            raise _KeysUnavailable()
-        found = keys.authenticate(token)
+        try:
+            found = await sign_in(keys, token)
+        except Unavailable as exc:  # the server's log says why
+            raise _KeysUnavailable(exc.message) from None
         if found is None:
             raise _Unauthorized()
         return found
@@ -144,9 +148,7 @@ def create_app(engine: Engine, keys: KeyRing,
 
     @app.exception_handler(_KeysUnavailable)
     def keys_unavailable(_: Request, exc: _KeysUnavailable) -> JSONResponse:
-        return JSONResponse({"error": "the server cannot read its API keys now: no key is "
-                             "valid until its operator repairs them", "kind": "unavailable"},
-                            status_code=503)
+        return JSONResponse({"error": str(exc), "kind": "unavailable"}, status_code=503)
 
     chat.install(app, engine, keys)  # OpenAI-compatible: /v1/models, /v1/chat/completions
     static = Path(__file__).parent / "static"
@@ -343,4 +345,5 @@ class _Unauthorized(Exception):
 
 
 class _KeysUnavailable(Exception):
-    """The keys file cannot be read (missing, broken): no key is valid."""
+    """Nobody can sign in now: the keys file cannot be read (missing, broken), or the identity
+    provider's signing keys cannot be fetched; the message says which."""

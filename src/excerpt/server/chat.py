@@ -45,7 +45,7 @@ from starlette.concurrency import run_in_threadpool
 
 from excerpt import service
 from excerpt.edge.errors import reply
-from excerpt.edge.keys import Caller, KeyRing
+from excerpt.edge.keys import Caller, KeyRing, Unavailable, sign_in
 from excerpt.engine import Engine
 from excerpt.server import chat_wire as wire
 from excerpt.server.stream import Cancelled, StreamWork
@@ -61,11 +61,12 @@ def install(app: FastAPI, engine: Engine, keys: KeyRing) -> None:
 
     async def caller(authorization: str | None = Header(None)) -> Caller:
         token = authorization.removeprefix("Bearer ").strip() if authorization else None
-        keys.refresh()
-        if keys.problem is not None:
-            raise wire.ChatError(503, "the server cannot read its API keys now",
-                                 "server_error", "keys_unavailable")
-        found = keys.authenticate(token)
+        try:
+            found = await sign_in(keys, token)  # an API key, or the identity provider's JWT
+        except Unavailable as exc:
+            message = "the server cannot read its API keys now" \
+                if exc.code == "keys_unavailable" else exc.message
+            raise wire.ChatError(503, message, "server_error", exc.code) from None
         if found is None:
             raise wire.ChatError(401, "a valid API key is required (Authorization: Bearer KEY)",
                                  "invalid_request_error", "invalid_api_key")
