@@ -150,6 +150,7 @@ def keyed(page: Any, site: Site) -> None:
     page.wait_for_selector("#collection[aria-busy=false]", state="attached")
     page.select_option("#collection", "books")
     page.select_option("#mode", "bm25")
+    page.wait_for_selector("#overview:not([hidden])")  # the page as it stands before an ask
 
 
 def ask(page: Any, question: str, turns: int) -> Any:

@@ -184,3 +184,30 @@ def test_a_collection_the_key_sees_nothing_of_shows_nothing(page: Any, office: O
     assert "Northwind" in ui.inner_text("#overview")
     assert [e.split(" (")[0] for e in errors] == [  # Chromium's line for the 404, only
         "Failed to load resource: the server responded with a status of 404"]
+
+
+def test_an_overview_that_comes_after_a_request_went_out_comes_closed(
+        ui: Any, office: Office) -> None:
+    """On a slow server the overview can arrive after a search was sent: it then shows as its
+    one summary line, not open above the results (which it would push down)."""
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:  # answered only when let go
+        held.append(route)
+
+    ui.route("**/v1/collections/*/overview", hold)
+    ui.goto(office.url + "/")
+    ui.fill("#key", office.keys["ana"])
+    ui.dispatch_event("#key", "change")
+    ui.wait_for_selector("#collection[aria-busy=false]", state="attached")
+    ui.select_option("#collection", "books")
+    ui.fill("#query", "Sibyl")
+    ui.click("#search-button")
+    ui.wait_for_selector("#hits:not([hidden])")
+    assert ui.locator("#overview").is_hidden() and held
+    for route in held:
+        route.continue_()
+    shown(ui, "books")
+    assert ui.get_attribute("#overview-box", "open") is None  # closed: its summary line only
+    ui.click("#overview-box > summary")  # and it opens on demand
+    assert ui.locator("#example-list button").first.is_visible()

@@ -13,6 +13,7 @@ import { offerFilters } from "./filters.js";
 
 let loads = 0; // overviews asked for; only the last one is shown
 let rendered = ""; // the collection shown last: another one opens the overview again
+let sent = 0; // questions and searches sent: an overview that comes after one comes closed
 const base = (path) => (path || "").split(/[\\/]/).pop() || path;
 const number = (n) => n.toLocaleString("en-US");
 const plural = (n, word) => `${number(n)} ${word}${n === 1 ? "" : "s"}`;
@@ -21,6 +22,7 @@ const when = (iso) => (iso ? iso.slice(0, 16).replace("T", " ") + " UTC" : "");
 export async function showOverview(collection) {
   // `collection`'s overview for the key in the field; none ("") hides it
   const load = ++loads;
+  const sentBefore = sent;
   offerFilters(collection, []); // the last collection's filters go at once, not on arrival
   $("overview-error").hidden = true;
   if (!collection || !key()) { $("overview").hidden = true; return; }
@@ -35,7 +37,7 @@ export async function showOverview(collection) {
     return;
   }
   if (load !== loads) return;
-  render(result);
+  render(result, sent !== sentBefore);
   offerFilters(collection, result.metadata.keys, result.metadata.nodes_read);
 }
 
@@ -46,7 +48,8 @@ function showFailure(message) {
   $("overview-box").hidden = true;
 }
 
-function render(result) {
+function render(result, late) {
+  // late: a request went out while it loaded; it comes closed (one line), not over the result
   const c = result.counts;
   $("overview-name").textContent = result.collection;
   $("overview-counts").replaceChildren(...facts([plural(c.documents, "document"),
@@ -58,7 +61,7 @@ function render(result) {
   $("overview-note").textContent = note(result);
   $("overview-note").hidden = !$("overview-note").textContent;
   $("overview-box").hidden = false;
-  if (result.collection !== rendered) $("overview-box").open = true;
+  if (result.collection !== rendered) $("overview-box").open = !late;
   rendered = result.collection;
   $("overview").hidden = false;
 }
@@ -123,5 +126,7 @@ function note(result) {
 // Closed once a question or a search is sent (not when the page refuses it): the result,
 // not the overview, is what the reader looks at then.
 $("search-form").addEventListener("submit", () => {
-  if (!refused().length) $("overview-box").open = false;
+  if (refused().length) return;
+  sent++;
+  $("overview-box").open = false;
 });
