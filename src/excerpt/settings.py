@@ -145,6 +145,12 @@ class Settings:
         2048, "Zip archives: most megabytes read from one archive in all.")
     archive_max_ratio: float = _setting(
         200.0, "Zip archives: highest expanded/compressed ratio of a member past 8 MB.")
+    otel_endpoint: str = _setting(
+        "", "OpenTelemetry: the OTLP/HTTP collector's base URL (spans go to URL/v1/traces); "
+            "'' : the standard OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT variables, else no tracing.")
+    metrics_public: bool = _setting(
+        False, "serve: GET /metrics (Prometheus) without a key; by default it needs an admin "
+               "key (a scrape job sends it as a bearer token).")
 
     def with_(self, **changes: Any) -> Settings:
         known = {f.name for f in fields(self)}
