@@ -115,6 +115,11 @@ class stage:
         self._outer = _leaves.get()
         self._leaves = _leaves.set([])
 
+    def rename(self, name: str) -> None:
+        """The span's name, once known (a request's route once it was routed)."""
+        if self._span is not None:
+            self._span.update_name(name)
+
     def set(self, key: str, value: str | int | float | bool) -> None:
         """An attribute known only as the stage ends (a count, a model's tokens)."""
         if self._span is not None:
@@ -186,6 +191,23 @@ def carried(fn: Callable[[], T]) -> Callable[[], T]:
     return lambda: context.run(fn)
 
 
+def continued(headers: Mapping[str, str]) -> Any:
+    """The trace a request continues (its W3C ``traceparent``) made current: a token for
+    :func:`detach`; None when tracing is off or it carries none."""
+    if _tracer is None or "traceparent" not in headers:
+        return None
+    from opentelemetry import context, propagate
+
+    return context.attach(propagate.extract(headers))
+
+
+def detach(token: Any) -> None:
+    if token is not None:
+        from opentelemetry import context
+
+        context.detach(token)
+
+
 def imported(outcome: str) -> None:
     """An import run ended: ``completed``, ``unchanged`` or ``failed``."""
     if _sink is not None:
@@ -223,9 +245,14 @@ def configure(setting: str = "") -> bool:
     url = endpoint(setting)
     if url is None:
         return False
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError:
+        from excerpt.errors import DependencyError
 
+        raise DependencyError(f"tracing to {url} needs OpenTelemetry's SDK and OTLP/HTTP "
+                              "exporter: pip install 'excerpt[otel]'") from None
     use(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
     return True
 

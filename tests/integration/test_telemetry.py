@@ -25,20 +25,20 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk")
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: E402
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
 )
-from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
-from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families
+from tests.http import add_keys, call, excerpt_serve
 
-from excerpt import telemetry  # noqa: E402
-from excerpt.engine import Engine  # noqa: E402
-from excerpt.types import Filters, Principal  # noqa: E402
-from tests.http import add_keys, call, excerpt_serve  # noqa: E402
+from excerpt import telemetry
+from excerpt.engine import Engine
+from excerpt.types import Filters, Principal
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET_WORDS = ("escrow", "deposit", "Friday", "price", "ledger-qx9", "qx9")
@@ -47,6 +47,7 @@ a span never carries it either: QUESTION_WORDS)."""
 QUESTION_WORDS = ("Qorvex", "qorvex", "Zumbrota", "zumbrota", "merger")
 SECRET = ("The Qorvex merger closes in Zumbrota on Friday; the board alone knows the "
           "price.\n\nThe Qorvex escrow account at Zumbrota bank holds the deposit.\n")
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 QUESTION = "When does the Qorvex merger close in Zumbrota?"
 
 
@@ -65,7 +66,9 @@ def _corpus(home: Path, tmp: Path) -> Path:
     engine = Engine(home)
     engine.ingest(ROOT / "examples" / "handbook", "c")
     engine.ingest(secret, "c", acl_tags=("board",))
-    engine.ingest(_book(), "books")
+    book = tmp / "dorian-gray-opening.txt"  # its first chapters: a real search, a quick import
+    book.write_text(_book().read_text(encoding="utf-8")[:80_000], encoding="utf-8")
+    engine.ingest(book, "books")
     engine.close()
     return home
 
@@ -187,8 +190,9 @@ def test_off_by_default_no_sdk_is_imported(home: Path) -> None:
     """Without an endpoint a search imports nothing of OpenTelemetry (telemetry costs one clock
     read per stage: bench/RESULTS.md, "Issue 33: telemetry cost")."""
     script = ("import sys; from excerpt.engine import Engine; from excerpt.types import Filters;"
-              f"Engine({str(home)!r}).search('import snapshot', Filters(collection='c'));"
-              "Engine({0!r}).ask('What is a snapshot?', Filters(collection='c'));"
+              f"Engine({str(home)!r}).search('import snapshot', Filters(collection='c'),"
+              " mode='bm25');"
+              "Engine({0!r}).ask('What is a snapshot?', Filters(collection='c'), mode='bm25');"
               "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
               .replace("{0!r}", repr(str(home))))
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
@@ -219,7 +223,7 @@ class _Receiver(BaseHTTPRequestHandler):
 
     received: list[bytes]
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         ok = self.path == "/v1/traces" and self.headers.get_content_type() == (
             "application/x-protobuf")
@@ -286,7 +290,8 @@ def test_serve_exports_spans_over_otlp_and_metrics_move(
         status, answer = call(f"{url}/v1/ask", alice, {"question": QUESTION, "collection": "c",
                                                       "explain": True})
         assert status == 200 and not any(w in json.dumps(answer) for w in SECRET_WORDS)
-        status, _ = call(f"{url}/v1/search?q=Qorvex+escrow&collection=c", alice)
+        status, _ = call(f"{url}/v1/search?q=Qorvex+escrow&collection=c", alice,
+                         headers={"traceparent": f"00-{TRACE_ID}-00f067aa0ba902b7-01"})
         assert status == 200
         assert call(f"{url}/v1/search?q=x&collection=nowhere", alice)[0] == 404
         status, _ = call(f"{url}/v1/ingest?filename=note.txt&collection=up&embedder=none",
@@ -305,6 +310,12 @@ def test_serve_exports_spans_over_otlp_and_metrics_move(
     assert all(s["trace"] == ask["trace"] for s in stages)
     assert abs(sum(s["ms"] for s in stages) - ask["ms"]) <= 0.05 * ask["ms"]
     assert {"search", "bm25", "semantic", "fusion"} <= {s["name"] for s in got}
+    [request] = [s for s in got if s["id"] == ask["parent"]]
+    assert request["name"] == "POST /v1/ask" and request["attributes"]["http.route"] == (
+        'string_value: "/v1/ask"\n')
+    searches = [s for s in got if s["name"] == "GET /v1/search"]
+    assert len(searches) == 2  # the caller's traceparent continued in one
+    assert [s["trace"] == TRACE_ID for s in searches].count(True) == 1
     for body in received:
         for word in (*SECRET_WORDS, *QUESTION_WORDS):
             assert word.encode() not in body, word

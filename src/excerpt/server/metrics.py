@@ -115,6 +115,33 @@ class _Timing:
             return
         started = time.perf_counter()
         seen: dict[str, Any] = {"status": 500, "body": b"", "json": False}
+        if telemetry.tracing():
+            await self._traced(scope, receive, send, seen, started)
+            return
+        await self._timed(scope, receive, send, seen, started)
+
+    async def _traced(self, scope: Scope, receive: Receive, send: Send, seen: dict[str, Any],
+                      started: float) -> None:
+        """The request as a server span (``METHOD /route``: OTel's HTTP conventions), the
+        root of the engine's spans, under the caller's ``traceparent`` when it sends one."""
+        method = scope["method"]
+        token = telemetry.continued({k.decode("latin-1"): v.decode("latin-1")
+                                     for k, v in scope.get("headers", ())})
+        try:
+            with telemetry.stage(method, None, {"http.request.method": method}, started,
+                                 root=True) as span:
+                try:
+                    await self._timed(scope, receive, send, seen, started)
+                finally:
+                    route = _route(scope)
+                    span.rename(f"{method} {route}")
+                    span.set("http.route", route)
+                    span.set("http.response.status_code", int(seen["status"]))
+        finally:
+            telemetry.detach(token)
+
+    async def _timed(self, scope: Scope, receive: Receive, send: Send, seen: dict[str, Any],
+                     started: float) -> None:
 
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
