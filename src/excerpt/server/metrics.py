@@ -180,7 +180,7 @@ def _route(scope: Scope) -> str:
 
 _KINDS = frozenset({"error", "input", "corpus", "not_found", "forbidden", "store",
                     "dependency", "service", "unavailable", "busy", "unauthorized",
-                    "method_not_allowed", "http", "internal"})
+                    "method_not_allowed", "http", "internal", "too_large"})
 """The kinds of the error shape (errors.py's tree, edge/errors.py, app.py's own): a body
 naming another is counted by its status instead, so no label comes from a request."""
 
