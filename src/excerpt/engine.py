@@ -167,9 +167,15 @@ class Engine:
         there (:mod:`excerpt.embed.ray_embed`)."""
         from excerpt.ingest.pipeline import no_progress
 
-        return self._importer().run(
-            paths, collection, fmt, acl_tags, classification_labels, snapshot_name, embedder,
-            source, progress or no_progress, ingest_roots, ray=ray)
+        phases = telemetry.Phases(progress or no_progress)  # spans of its phases, if tracing
+        with telemetry.stage("ingest", None, {"excerpt.operation": "ingest",
+                                              "gen_ai.data_source.id": collection,
+                                              "excerpt.format": fmt}, root=True):
+            result = self._importer().run(
+                paths, collection, fmt, acl_tags, classification_labels, snapshot_name,
+                embedder, source, phases, ingest_roots, ray=ray)
+            phases.close()
+        return result
 
     def sync(self, folder: Path | str, options: SyncOptions | None = None,
              progress: Progress | None = None,

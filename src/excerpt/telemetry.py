@@ -191,6 +191,45 @@ def carried(fn: Callable[[], T]) -> Callable[[], T]:
     return lambda: context.run(fn)
 
 
+class Phases:
+    """An import's progress callback that, when tracing, also makes each phase it reports
+    (load, analyze, embed, index) a span: from its first report to its last (done == total);
+    before the first, ``prepare`` (the files walked and hashed), and after the last until
+    :meth:`close`, ``publish`` (the segment written, the snapshot published). Off, it only
+    passes the reports on."""
+
+    def __init__(self, progress: Callable[[str, int, int], None]) -> None:
+        self.progress = progress
+        self._name: str | None = None
+        self._started = self._ended = 0.0
+        self._created = time.perf_counter()
+
+    def __call__(self, name: str, done: int, total: int) -> None:
+        if _tracer is not None:
+            self._mark(name, done, total)
+        self.progress(name, done, total)
+
+    def _mark(self, name: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if self._name is None:  # the files walked and hashed, the run begun
+            elapsed("prepare", self._created)
+        if name != self._name:
+            if self._name is not None and self._ended < self._started:  # left unfinished
+                elapsed(self._name, self._started)
+            self._name, self._started = name, now
+        if done >= total and self._ended < self._started:
+            elapsed(name, self._started)
+            self._ended = time.perf_counter()
+
+    def close(self) -> None:
+        if _tracer is None or self._name is None:
+            return
+        if self._ended < self._started:
+            elapsed(self._name, self._started)
+        else:
+            elapsed("publish", self._ended)
+
+
 def continued(headers: Mapping[str, str]) -> Any:
     """The trace a request continues (its W3C ``traceparent``) made current: a token for
     :func:`detach`; None when tracing is off or it carries none."""

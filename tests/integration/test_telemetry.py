@@ -165,6 +165,17 @@ def test_a_search_is_one_trace_whose_stages_add_up(home: Path,
     engine.close()
 
 
+def test_an_import_is_one_trace_of_its_phases(tmp_path: Path,
+                                              spans: InMemorySpanExporter) -> None:
+    engine = Engine(tmp_path / "home")
+    engine.ingest(ROOT / "examples" / "handbook", "h", embedder="none")
+    done = spans.get_finished_spans()
+    root = _one_root(done, "ingest")
+    assert _adds_up(done, root) == ["prepare", "load", "analyze", "publish"]
+    assert dict(root.attributes or {})["gen_ai.data_source.id"] == "h"
+    engine.close()
+
+
 def _exported_text(all_spans: tuple[ReadableSpan, ...]) -> str:
     """Everything a span exports: names, attributes, events, status, resource."""
     return "\n".join(s.to_json() for s in all_spans)
