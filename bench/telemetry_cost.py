@@ -30,7 +30,6 @@ SEARCHES = 200
 def measure(home: Path, tracing: bool) -> dict[str, float]:
     sys.path.insert(0, str(REPO / "bench"))
     from ask import QUESTIONS
-
     from excerpt.engine import Engine
     from excerpt.types import Filters
 
