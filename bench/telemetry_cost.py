@@ -8,7 +8,8 @@ Each round runs one process per variant, alternating: ``before`` (that commit), 
 checkout, no endpoint), ``on`` (this checkout, tracing into the SDK's batch processor over an
 in-memory exporter: the spans made, not sent). A process searches the questions of bench/ask.py
 in bm25 and hybrid, warm once, then 200 searches of each mode; a round's figure is the median
-search in microseconds, and the printed one the median of the rounds.
+search in microseconds, and the printed ones the median and the least of the rounds (the
+least: the round the machine's other work disturbed least).
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def main() -> int:
             print(f"round {round_ + 1} {name}: "
                   + json.dumps({m: round(v[-1]) for m, v in rows[name].items()}),
                   file=sys.stderr)
-    print(json.dumps({name: {mode: round(statistics.median(v)) for mode, v in modes.items()}
+    print(json.dumps({name: {mode: {"median": round(statistics.median(v)), "min": round(min(v))}
+                             for mode, v in modes.items()}
                       for name, modes in rows.items()}, indent=1))
     return 0
 
