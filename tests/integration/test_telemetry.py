@@ -4,8 +4,8 @@ seam as ``timings_ms`` (src/excerpt/telemetry.py), and ``GET /metrics`` on ``exc
 In process, the SDK's in-memory exporter takes the spans of a real engine over the handbook;
 over HTTP, a real ``excerpt serve`` sends them over OTLP/HTTP to a receiver on loopback that
 decodes them with opentelemetry-proto, and ``/metrics`` is read with Prometheus' text parser.
-A secret source (ACL tag ``board``) is asked about by callers without the tag: none of its
-words, its file name or its node ids reach a span or a metric.
+A secret source (ACL tag ``board``, label ``secret``) is asked about by callers without the tag
+or the clearance: none of its words, its file name or its node ids reach a span or a metric.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _corpus(home: Path, tmp: Path) -> Path:
     (secret / "ledger-qx9.txt").write_text(SECRET, encoding="utf-8")
     engine = Engine(home)
     engine.ingest(ROOT / "examples" / "handbook", "c")
-    engine.ingest(secret, "c", acl_tags=("board",))
+    engine.ingest(secret, "c", acl_tags=("board",), classification_labels=("secret",))
     book = tmp / "dorian-gray-opening.txt"  # its first chapters: a real search, a quick import
     book.write_text(_book().read_text(encoding="utf-8")[:80_000], encoding="utf-8")
     engine.ingest(book, "books")
@@ -199,7 +199,9 @@ def _exported_text(all_spans: tuple[ReadableSpan, ...]) -> str:
 
 def test_hidden_nodes_reach_no_span(home: Path, spans: InMemorySpanExporter) -> None:
     engine = Engine(home)
-    for who in (Principal.anonymous(), Principal(acl_tags=frozenset({"staff"}))):
+    for who in (Principal.anonymous(), Principal(acl_tags=frozenset({"staff"})),
+                Principal(acl_tags=frozenset({"board"})),  # the tag without the clearance
+                Principal(clearances=frozenset({"secret"}))):  # the clearance without it
         engine.ask(QUESTION, Filters(collection="c"), who, explain=lambda _: None, record=True)
         engine.search(QUESTION, Filters(collection="c"), who)
         engine.search("Qorvex escrow", Filters(collection="c"), who, mode="bm25")
@@ -208,7 +210,8 @@ def test_hidden_nodes_reach_no_span(home: Path, spans: InMemorySpanExporter) -> 
     for word in (*SECRET_WORDS, *QUESTION_WORDS, "When does"):
         assert word not in text, word
     # and the board sees it: the secret was there to be found
-    answer = engine.ask(QUESTION, Filters(collection="c"), Principal(acl_tags=frozenset({"board"})))
+    board = Principal(acl_tags=frozenset({"board"}), clearances=frozenset({"secret"}))
+    answer = engine.ask(QUESTION, Filters(collection="c"), board)
     assert "escrow" in json.dumps(answer.to_json())
     engine.close()
 
@@ -317,6 +320,10 @@ def test_serve_exports_spans_over_otlp_and_metrics_move(
         status, answer = call(f"{url}/v1/ask", alice, {"question": QUESTION, "collection": "c",
                                                       "explain": True})
         assert status == 200 and not any(w in json.dumps(answer) for w in SECRET_WORDS)
+        # bob may read it: his answer quotes it, and still no span carries a text
+        status, answer = call(f"{url}/v1/ask", keys["bob"], {"question": QUESTION,
+                                                            "collection": "c"})
+        assert status == 200 and "escrow" in json.dumps(answer)
         status, _ = call(f"{url}/v1/search?q=Qorvex+escrow&collection=c", alice,
                          headers={"traceparent": f"00-{TRACE_ID}-00f067aa0ba902b7-01"})
         assert status == 200
@@ -327,11 +334,11 @@ def test_serve_exports_spans_over_otlp_and_metrics_move(
         status, text = call(f"{url}/metrics", root)
         assert status == 200 and isinstance(text, str)
         deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and not any(
-                s["name"] == "ask" for s in _decoded(received)):
+        while time.monotonic() < deadline and [
+                s["name"] for s in _decoded(received)].count("ask") < 2:
             time.sleep(0.1)
     got = _decoded(received)
-    [ask] = [s for s in got if s["name"] == "ask"]
+    ask, _ = [s for s in got if s["name"] == "ask"]
     stages = [s for s in got if s["parent"] == ask["id"]]
     assert {"resolve", "grounding", "retrieval", "compose"} <= {s["name"] for s in stages}
     assert all(s["trace"] == ask["trace"] for s in stages)
@@ -351,11 +358,11 @@ def test_serve_exports_spans_over_otlp_and_metrics_move(
         assert word not in text, word
     requests = {(s.labels["route"], s.labels["status"]): s.value for s in _family(
         text, "excerpt_http_request_duration_seconds") if s.name.endswith("_count")}
-    assert requests[("/v1/ask", "200")] == 1 and requests[("/v1/search", "200")] == 1
+    assert requests[("/v1/ask", "200")] == 2 and requests[("/v1/search", "200")] == 1
     assert requests[("/metrics", "401")] == 1 and requests[("/metrics", "403")] == 1
     stage_counts = {s.labels["stage"]: s.value for s in _family(
         text, "excerpt_stage_duration_seconds") if s.name.endswith("_count")}
-    assert stage_counts["bm25"] >= 2 and stage_counts["compose"] == 1
+    assert stage_counts["bm25"] >= 3 and stage_counts["compose"] == 2
     errors = {s.labels["kind"]: s.value for s in _family(text, "excerpt_errors")
               if s.name.endswith("_total")}
     assert errors == {"unauthorized": 1, "forbidden": 1, "not_found": 1}
