@@ -320,6 +320,9 @@ def test_serve_exports_spans_over_otlp_and_metrics_move(
         status, answer = call(f"{url}/v1/ask", alice, {"question": QUESTION, "collection": "c",
                                                       "explain": True})
         assert status == 200 and not any(w in json.dumps(answer) for w in SECRET_WORDS)
+        status, events = call(f"{url}/v1/ask/stream", alice, {"question": QUESTION,
+                                                             "collection": "c"})
+        assert status == 200 and "event: answer" in events
         # bob may read it: his answer quotes it, and still no span carries a text
         status, answer = call(f"{url}/v1/ask", keys["bob"], {"question": QUESTION,
                                                             "collection": "c"})
@@ -335,10 +338,14 @@ def test_serve_exports_spans_over_otlp_and_metrics_move(
         assert status == 200 and isinstance(text, str)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline and [
-                s["name"] for s in _decoded(received)].count("ask") < 2:
+                s["name"] for s in _decoded(received)].count("ask") < 3:
             time.sleep(0.1)
     got = _decoded(received)
-    ask, _ = [s for s in got if s["name"] == "ask"]
+    asks = [s for s in got if s["name"] == "ask"]
+    by_id = {s["id"]: s for s in got}
+    assert sorted(by_id[s["parent"]]["name"] for s in asks) == [
+        "POST /v1/ask", "POST /v1/ask", "POST /v1/ask/stream"]  # the stream's worker too
+    ask = asks[0]
     stages = [s for s in got if s["parent"] == ask["id"]]
     assert {"resolve", "grounding", "retrieval", "compose"} <= {s["name"] for s in stages}
     assert all(s["trace"] == ask["trace"] for s in stages)
@@ -358,11 +365,12 @@ def test_serve_exports_spans_over_otlp_and_metrics_move(
         assert word not in text, word
     requests = {(s.labels["route"], s.labels["status"]): s.value for s in _family(
         text, "excerpt_http_request_duration_seconds") if s.name.endswith("_count")}
+    assert requests[("/v1/ask/stream", "200")] == 1
     assert requests[("/v1/ask", "200")] == 2 and requests[("/v1/search", "200")] == 1
     assert requests[("/metrics", "401")] == 1 and requests[("/metrics", "403")] == 1
     stage_counts = {s.labels["stage"]: s.value for s in _family(
         text, "excerpt_stage_duration_seconds") if s.name.endswith("_count")}
-    assert stage_counts["bm25"] >= 3 and stage_counts["compose"] == 2
+    assert stage_counts["bm25"] >= 4 and stage_counts["compose"] == 3
     errors = {s.labels["kind"]: s.value for s in _family(text, "excerpt_errors")
               if s.name.endswith("_total")}
     assert errors == {"unauthorized": 1, "forbidden": 1, "not_found": 1}

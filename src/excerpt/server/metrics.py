@@ -83,7 +83,10 @@ def mount(app: FastAPI, engine: Engine, caller: Callable[..., Any]) -> None:
             return _exposition(metrics)
         return
 
-    @app.get("/metrics", response_class=Response, responses=errors(401, 403, 503))
+    @app.get("/metrics", response_class=Response, summary="Prometheus metrics",
+             responses={200: {"description": "Prometheus text exposition format",
+                              "content": {CONTENT_TYPE_LATEST.split(";")[0]: {}}},
+                        **errors(401, 403, 503)})
     def scrape(who: Caller = Depends(caller)) -> Response:  # noqa: B008
         """Prometheus text (server/metrics.py): admin keys, or anyone with the setting
         ``metrics_public``."""
