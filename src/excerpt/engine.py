@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from excerpt import telemetry
 from excerpt.catalogue import Catalogue
 from excerpt.embedder_names import EMBEDDERS
 from excerpt.errors import InputError, NotFoundError, StoreError
@@ -99,6 +100,7 @@ class Engine:
         self._searcher: Searcher | None = None
         self._warm: dict[str, CachedQueries] = {}
         self._trace_log: TraceLog | None = None
+        telemetry.configure(self.settings.otel_endpoint)  # off unless an endpoint is set
         if self.settings.log_dir:
             from excerpt.provenance.trace import TraceLog
 
@@ -165,9 +167,15 @@ class Engine:
         there (:mod:`excerpt.embed.ray_embed`)."""
         from excerpt.ingest.pipeline import no_progress
 
-        return self._importer().run(
-            paths, collection, fmt, acl_tags, classification_labels, snapshot_name, embedder,
-            source, progress or no_progress, ingest_roots, ray=ray)
+        phases = telemetry.Phases(progress or no_progress)  # spans of its phases, if tracing
+        with telemetry.stage("ingest", None, {"excerpt.operation": "ingest",
+                                              "gen_ai.data_source.id": collection,
+                                              "excerpt.format": fmt}, root=True):
+            result = self._importer().run(
+                paths, collection, fmt, acl_tags, classification_labels, snapshot_name,
+                embedder, source, phases, ingest_roots, ray=ray)
+            phases.close()
+        return result
 
     def sync(self, folder: Path | str, options: SyncOptions | None = None,
              progress: Progress | None = None,
@@ -282,8 +290,9 @@ class Engine:
         if k is not None and k < 1:
             raise InputError("-k must be at least 1")
         t0 = time.perf_counter()
-        filters, principal, view = self._open_view(filters, principal)
-        return self._search(view, query, filters, principal, mode, k, fetch, reranker, t0)
+        with telemetry.stage("search", None, _search_attributes(filters, mode, k), t0, True):
+            filters, principal, view = self._open_view(filters, principal)
+            return self._search(view, query, filters, principal, mode, k, fetch, reranker, t0)
 
     def _search(self, view: View, query: str | Question, filters: Filters,
                 principal: Principal, mode: SearchMode, k: int | None, fetch: bool,
@@ -331,22 +340,30 @@ class Engine:
             raise InputError("the question is empty")
         options = options or self.ask_options()
         reranker = self.settings.reranker if reranker is None else reranker
-        reader_name, client = self._reader(options, llm)
-        snapshots, filters, principal = self._read(filters, principal)  # resolved once
+        with telemetry.stage("ask", None, _ask_attributes(filters, mode, options), root=True):
+            with telemetry.stage("resolve"):  # the reader, the snapshots, the view, the question
+                reader_name, client = self._reader(options, llm)
+                snapshots, filters, principal = self._read(filters, principal)  # resolved once
+                reads = AskReads(self.searcher, snapshots, filters, principal, question,
+                                 self._warm_embedder, self._ask_search(principal, mode))
+                self._require_seen(reads.view, snapshots, filters, principal)
+                chosen = None if reranker in (None, "none") else self._reranker(str(reranker))
+            pipeline = AskPipeline(
+                reads.search, chosen, reads.idf, reads.vectors if mode != "bm25" else None,
+                client, reader_name, model_concepts=reader_name == "openai", embed=reads.embed,
+                as_typed=mode != "bm25")
+            return pipeline.run(reads.question, options, explain, record, on_sentence)
 
+    def _ask_search(self, principal: Principal, mode: SearchMode
+                    ) -> Callable[[View, Question, Filters, int], SearchResult]:
+        """An ask's search of an open view for a read question (traced as searches are)."""
         def search_view(view: View, asked: Question, scoped: Filters, n: int) -> SearchResult:
-            return self._search(view, asked, scoped, principal, mode, n, True, None,
-                                time.perf_counter())
+            with telemetry.stage("search", None, _search_attributes(scoped, mode, n),
+                                 root=True):
+                return self._search(view, asked, scoped, principal, mode, n, True, None,
+                                    time.perf_counter())
 
-        reads = AskReads(self.searcher, snapshots, filters, principal, question,
-                         self._warm_embedder, search_view)
-        self._require_seen(reads.view, snapshots, filters, principal)
-        chosen = None if reranker in (None, "none") else self._reranker(str(reranker))
-        pipeline = AskPipeline(
-            reads.search, chosen, reads.idf, reads.vectors if mode != "bm25" else None,
-            client, reader_name, model_concepts=reader_name == "openai", embed=reads.embed,
-            as_typed=mode != "bm25")
-        return pipeline.run(reads.question, options, explain, record, on_sentence)
+        return search_view
 
     def _reader(self, options: AskOptions, llm: Any) -> tuple[str, Any]:
         """(reader name, its chat client): ``llm`` when given (the reader it says it is, else
@@ -528,3 +545,22 @@ class Engine:
             self._warm[model] = CachedQueries(self._embedder(model))
             self._warm[model].embed_query("warm up")
         return self._warm[model]
+
+
+def _search_attributes(filters: Filters | None, mode: str, k: int | None
+                       ) -> dict[str, str | int]:
+    """A search span's attributes (GenAI retrieval): the collection the caller named, the
+    mode and k; never the query."""
+    out: dict[str, str | int] = {"gen_ai.operation.name": "retrieval", "excerpt.mode": mode,
+                                 "gen_ai.data_source.id": (filters or Filters()).collection}
+    if k is not None:
+        out["gen_ai.request.top_k"] = k
+    return out
+
+
+def _ask_attributes(filters: Filters | None, mode: str, options: AskOptions
+                    ) -> dict[str, str | int]:
+    """An ask span's attributes: the collection named, the mode, the reader, the limits."""
+    return {"excerpt.operation": "ask", "excerpt.mode": mode,
+            "gen_ai.data_source.id": (filters or Filters()).collection,
+            "excerpt.reader": options.reader, "excerpt.doc_limit": options.doc_limit}

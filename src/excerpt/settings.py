@@ -186,6 +186,12 @@ class Settings:
     oidc_roles: tuple[str, ...] = _setting(
         (), "serve: CLAIM_VALUE=ROLE rules (ROLE: reader, ingester or admin); the highest "
             "mapped role wins; a token with none is a reader.")
+    otel_endpoint: str = _setting(
+        "", "OpenTelemetry: the OTLP/HTTP collector's base URL (spans go to URL/v1/traces); "
+            "'' : the standard OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT variables, else no tracing.")
+    metrics_public: bool = _setting(
+        False, "serve: GET /metrics (Prometheus) without a key; by default it needs an admin "
+               "key (a scrape job sends it as a bearer token).")
 
     def with_(self, **changes: Any) -> Settings:
         known = {f.name for f in fields(self)}

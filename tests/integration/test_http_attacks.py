@@ -97,6 +97,7 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("POST", "/v1/sync?collection=s&name=folder&embedder=none", zipped({"a.txt": PUBLIC})),
     ("GET", "/v1/snapshots", None),
     ("GET", "/v1/whoami", None),
+    ("GET", "/metrics", None),
     ("GET", "/v1/collections/c/overview", None),
 ]
 

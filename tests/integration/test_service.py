@@ -228,6 +228,7 @@ def test_the_openapi_document_describes_every_route(service: tuple[str, dict[str
 ERRORS_OF = {
     ("get", "/-/version"): {"401"},
     ("get", "/v1/whoami"): {"401"},
+    ("get", "/metrics"): {"401", "403"},
     ("get", "/v1/search"): {"400", "401", "403", "404"},
     ("post", "/v1/ask"): {"400", "401", "403", "404"},
     ("post", "/v1/ask/stream"): {"400", "401", "403"},

@@ -45,6 +45,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from excerpt import telemetry
 from excerpt.compose.answer_json import document_json, quotes_with_context
 from excerpt.compose.composer import MIN_CONFIDENCE, ComposedAnswer, compose
 from excerpt.compose.extract import Embed
@@ -161,13 +162,14 @@ class AskPipeline:
             recorder.question()
         t = time.perf_counter()
         concepts, scope = self._ground(asked), question_scope(question)
-        timings["grounding"] = _ms(t)
+        timings["grounding"] = telemetry.elapsed("grounding", t)
         if recorder:
             recorder.grounding(concepts)
-        t = time.perf_counter()
-        count = fetch_count(options.doc_limit, options.fetch_limit, self.reranker is not None)
-        candidates, scope = self._explore(asked, concepts, count, scope)
-        timings["retrieval"] = _ms(t)
+        with telemetry.stage("retrieval", timings) as retrieval:
+            count = fetch_count(options.doc_limit, options.fetch_limit,
+                                self.reranker is not None)
+            candidates, scope = self._explore(asked, concepts, count, scope)
+            retrieval.set("excerpt.candidates", len(candidates))
         if recorder:
             recorder.exploration(candidates)
         documents = self._focus(question, candidates, options, recorder, timings)
@@ -178,7 +180,7 @@ class AskPipeline:
                            options.min_confidence, weights,
                            self.embed(question) if self.embed else None, options.said,
                            weights.absent if weights is not None else frozenset())
-        timings["compose"] = _ms(t)
+        timings["compose"] = telemetry.elapsed("compose", t)
         composed, synthesis, reader = self._read(question, composed, language, timings,
                                                  on_sentence)
         if recorder:
@@ -222,7 +224,7 @@ class AskPipeline:
         t = time.perf_counter()
         results = self.reranker.rerank(question, [h.node.text for h in candidates],
                                        options.doc_limit)
-        timings["rerank"] = _ms(t)
+        timings["rerank"] = telemetry.elapsed("rerank", t)
         kept = [replace(candidates[r.index], score=r.score) for r in results]
         if recorder:
             recorder.focus(kept)
@@ -243,7 +245,7 @@ class AskPipeline:
         n = len(documents)
         order = mmr(query_vec, doc_vecs, [1.0 - i / n for i in range(n)], n,
                     options.mmr_lambda)
-        timings["mmr"] = _ms(t)
+        timings["mmr"] = telemetry.elapsed("mmr", t)
         return [documents[i] for i in order]
 
     def _read(self, question: str, composed: ComposedAnswer, language: str,
@@ -270,17 +272,18 @@ class AskPipeline:
         from excerpt.compose.synthesis import quote_agreement, synthesize
         from excerpt.errors import ServiceError
 
-        t = time.perf_counter()
-        embed = self.embed(question) if self.embed else None
-        agreement = quote_agreement(embed, composed.quotes) if embed is not None else None
-        try:
-            result = synthesize(question, composed.quotes, self.llm, language, agreement,
-                                on_sentence)
-        except (ServiceError, RuntimeError, ValueError, OSError) as exc:  # crashed or failed
-            return {"error": str(exc) or type(exc).__name__, "answer": "",
-                    "model": self.llm.model}
-        finally:
-            timings["read"] = _ms(t)
+        with telemetry.stage("read", timings, _chat_attributes(self.llm.model)) as read:
+            embed = self.embed(question) if self.embed else None
+            agreement = quote_agreement(embed, composed.quotes) if embed is not None else None
+            try:
+                result = synthesize(question, composed.quotes, self.llm, language, agreement,
+                                    on_sentence)
+            except (ServiceError, RuntimeError, ValueError, OSError) as exc:  # failed
+                read.set("error.type", type(exc).__name__)
+                return {"error": str(exc) or type(exc).__name__, "answer": "",
+                        "model": self.llm.model}
+            read.set("gen_ai.usage.input_tokens", result.tokens_in)
+            read.set("gen_ai.usage.output_tokens", result.tokens_out)
         return result.to_json()
 
     def _reader_json(self, synthesis: dict[str, Any] | None,
@@ -324,5 +327,8 @@ def _merge(lists: Sequence[Sequence[Hit]]) -> list[Hit]:
     return out
 
 
-def _ms(start: float) -> float:
-    return (time.perf_counter() - start) * 1000
+def _chat_attributes(model: str) -> dict[str, str]:
+    """The read stage's GenAI attributes: a chat with the reader's model (a local model's
+    file by its name only: the server's paths are not the trace's business)."""
+    return {"gen_ai.operation.name": "chat",
+            "gen_ai.request.model": model.replace("\\", "/").rsplit("/", 1)[-1]}

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from excerpt import telemetry
 from excerpt.analyze import ANALYZER_VERSION, analyze_many, detect_language
 from excerpt.embedder_names import EMBEDDERS, for_language
 from excerpt.errors import CorpusError, ExcerptError, InputError
@@ -166,6 +167,7 @@ class Importer:
             same = self._unchanged(collection, guess, known_hash)
             if same is not None:
                 files.release()
+                telemetry.imported("unchanged")
                 return unchanged_result(same, time.perf_counter() - started)
         run_id = self.store.begin_run(collection, guess, fmt)
         issues: list[IngestIssue] = []
@@ -193,6 +195,7 @@ class Importer:
         except BaseException as exc:
             reason = str(exc) if isinstance(exc, ExcerptError) else f"interrupted: {exc!r}"
             self.store.fail_run(run_id, reason, issues, time.perf_counter() - started)
+            telemetry.imported("failed")
             raise
 
     def options(self, acl_tags: Sequence[str], classification_labels: Sequence[str],
@@ -268,6 +271,7 @@ class Importer:
             content_hash=hashed,
         )
         info = self.store.publish(run_id, payload, time.perf_counter() - started)
+        telemetry.imported("completed")
         return IngestResult(
             collection=collection,
             snapshot_id=info.snapshot_id,

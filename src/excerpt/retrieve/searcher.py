@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from excerpt import telemetry
 from excerpt.errors import InputError
 from excerpt.query.question import Question
 from excerpt.query.topk import TopK, reduce_for_latency
@@ -85,8 +86,8 @@ class Searcher:
         rows (``fetch``). A text is read here (timed as analysis); a :class:`Question` an ask
         has read already is not read again."""
         timings: dict[str, float] = {}
+        timings["filter"] = telemetry.elapsed("filter", t0)
         t1 = time.perf_counter()
-        timings["filter"] = (t1 - t0) * 1000
         question = query if isinstance(query, Question) else self.read(query)
         text, plan, weights = question.text, question.plan, question.weights
         timings.update(plan.timings_ms)
@@ -94,34 +95,38 @@ class Searcher:
         if mode != "bm25":
             for model in sorted({m for p in view.parts if (m := p.embed_model)}):
                 self._warm(model)
+        timings["analyze"] = telemetry.elapsed("analyze", t1)
         t2 = time.perf_counter()
-        timings["analyze"] = (t2 - t1) * 1000
         reranking = reranker not in (None, "none")
         depth = top
         if reranking:
             self._reranker(str(reranker))  # an unknown name is refused even with no hits
             depth = top * OVERFETCH_FACTOR
-        ranked, notes = self._rank(view, text, weights, mode, depth, timings)
+        with telemetry.stage("rank"):  # a span only, over the legs and their fusion
+            ranked, notes = self._rank(view, text, weights, mode, depth, timings)
+        t_pin = time.perf_counter()
         if k is None and plan.top_k is not None:  # retrieval time; one-off model loads excluded
             reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
                                          self.settings.search_budget_ms)
             top, k_reason, ranked = reduced.k, reduced.reason, ranked[: reduced.k]
         ranked, named = pin_named(text, ranked, lambda ids: self.named(view, text, ids))
+        telemetry.elapsed("pin", t_pin)  # a span only: the JSON's timings never had it
         if reranking and len(ranked) > len(named):
             t_rerank = time.perf_counter()
             ranked = self._rerank(view, text, ranked, top, str(reranker), len(named))
-            timings["rerank"] = (time.perf_counter() - t_rerank) * 1000
+            timings["rerank"] = telemetry.elapsed("rerank", t_rerank)
         ranked = ranked[:top]
         t_hop = time.perf_counter()
         hopped, hop_report = self.access.follow_citations(
             view, ranked, weights, self.settings) if ranked else ([], None)
+        hop_ms = telemetry.elapsed("expand", t_hop)  # span "expand" is timings' multi_hop
         if hop_report is not None:
-            timings["multi_hop"] = (time.perf_counter() - t_hop) * 1000
+            timings["multi_hop"] = hop_ms
             ranked = ranked + hopped
         t3 = time.perf_counter()
         hits = self.fetch(view, ranked) if fetch else []
-        timings["fetch"] = (time.perf_counter() - t3) * 1000
-        timings["total"] = (time.perf_counter() - t0) * 1000
+        timings["fetch"] = telemetry.elapsed("fetch", t3, {"excerpt.hits": len(hits)})
+        t4 = time.perf_counter()
         analysis = {
             **_read(question, k_reason), "visible_nodes": view.visible,
             **({"named_nodes": named} if named else {}),
@@ -130,8 +135,11 @@ class Searcher:
         }
         ranking = [(c.id, c.score, view.parts[c.part].info_at(c.ordinal).snapshot_id)
                    for c in ranked]
-        return SearchResult(text, mode, top, self._applied(view, filters, principal), hits,
-                            analysis, timings, ranking)
+        result = SearchResult(text, mode, top, self._applied(view, filters, principal), hits,
+                              analysis, timings, ranking)
+        telemetry.elapsed("report", t4)  # a span only: the analysis, the ranking, the filters
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        return result
 
     def _applied(self, view: View, filters: Filters, principal: Principal) -> dict[str, Any]:
         """What a search says was applied: the filters, the snapshots seen, the principal."""
@@ -198,20 +206,21 @@ class Searcher:
             t = time.perf_counter()
             found = self.access.bm25(view, tokens, k if mode == "bm25" else depth,
                                      self.settings.bm25_k1, self.settings.bm25_b)
-            timings["bm25"] = (time.perf_counter() - t) * 1000
+            timings["bm25"] = telemetry.elapsed("bm25", t, {"excerpt.candidates": len(found)})
             return found
 
         def dense_leg() -> list[Candidate]:
             t = time.perf_counter()
             found = self.access.dense(view, self.query_embedder, query,
                                       k if mode == "semantic" else depth)
-            timings["semantic"] = (time.perf_counter() - t) * 1000
+            timings["semantic"] = telemetry.elapsed("semantic", t,
+                                                    {"excerpt.candidates": len(found)})
             return found
 
         if want_lexical and want_dense and self.access.concurrent_legs(view):
             # A database answers both legs at once on two connections (each waits on I/O);
             # faiss walks an IVF index without the GIL.
-            dense_future = _LEGS.submit(dense_leg)
+            dense_future = _LEGS.submit(telemetry.carried(dense_leg))
             lexical, dense = lexical_leg(), dense_future.result()
         else:
             lexical = lexical_leg() if want_lexical else []
@@ -225,7 +234,7 @@ class Searcher:
             fused = blend(lexical, dense, k, self.settings.fusion_alpha)
         else:
             fused = rrf([lexical, dense], k, self.settings.rrf_k)
-        timings["fusion"] = (time.perf_counter() - t) * 1000
+        timings["fusion"] = telemetry.elapsed("fusion", t)
         return fused
 
     def query_embedder(self, model: str) -> QueryEmbedder | None:

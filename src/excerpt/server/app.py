@@ -59,7 +59,7 @@ from excerpt.mcp.http import mount as mount_mcp
 from excerpt.memory.intents import handle
 from excerpt.memory.store import MemoryStore
 from excerpt.scope import Scope
-from excerpt.server import chat, sync_api
+from excerpt.server import chat, metrics, sync_api
 from excerpt.server.body_limits import BodyLimits
 from excerpt.server.openapi import errors, event_stream
 from excerpt.server.openapi import install as install_openapi
@@ -139,6 +139,7 @@ def create_app(engine: Engine, keys: KeyRing,
         return found
 
     sync_api.mount(app, engine, uploads, caller)  # POST /v1/sync (excerpt sync of a zip)
+    metrics.mount(app, engine, caller)  # GET /metrics (Prometheus), request timing
 
     @app.exception_handler(_Unauthorized)
     def unauthorized(_: Request, exc: _Unauthorized) -> JSONResponse:
