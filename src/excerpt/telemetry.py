@@ -54,6 +54,15 @@ class Sink(Protocol):
     def imported(self, outcome: str) -> None: ...
 
 
+_EPOCH_NS = time.time_ns() - time.perf_counter_ns()
+"""Wall-clock nanoseconds at ``perf_counter`` zero: spans are placed by the same readings that
+time the stages, so a stage that starts where the last one ended leaves no gap between them."""
+
+
+def _wall(perf: float) -> int:
+    return _EPOCH_NS + int(perf * 1e9)
+
+
 def tracing() -> bool:
     return _tracer is not None
 
@@ -61,10 +70,16 @@ def tracing() -> bool:
 def elapsed(name: str, started: float, attributes: Attributes | None = None) -> float:
     """Milliseconds since ``started`` (a ``perf_counter`` reading): the stage ``name``'s time
     as ``timings_ms`` records it, and a span of that interval under the current one."""
-    ms = (time.perf_counter() - started) * 1000
+    return lap(name, started, attributes)[0]
+
+
+def lap(name: str, started: float, attributes: Attributes | None = None) -> tuple[float, float]:
+    """:func:`elapsed`, and the ``perf_counter`` reading the stage ended at: the next stage's
+    start, so that stages which follow each other add up to the time they took together."""
+    now = time.perf_counter()
+    ms = (now - started) * 1000
     if _tracer is not None:
-        end = time.time_ns()
-        leaf = (name, end - int(ms * 1e6), end, _stage_attributes(name, attributes))
+        leaf = (name, _wall(started), _wall(now), _stage_attributes(name, attributes))
         pending = _leaves.get()
         if pending is not None:
             pending.append(leaf)
@@ -72,7 +87,7 @@ def elapsed(name: str, started: float, attributes: Attributes | None = None) -> 
             _emit(leaf, None)
     if _sink is not None:
         _sink.stage(name, ms)
-    return ms
+    return ms, now
 
 
 class stage:
@@ -81,8 +96,8 @@ class stage:
     ``started``: a ``perf_counter`` reading taken before (a search's clock starts before its
     view is opened); ``root``: an operation (a search, an ask) rather than a stage of one."""
 
-    __slots__ = ("_leaves", "_outer", "_pending", "_span", "_token", "attributes", "ms", "name",
-                 "root", "started", "timings")
+    __slots__ = ("_leaves", "_outer", "_pending", "_span", "_token", "attributes", "ended", "ms",
+                 "name", "root", "started", "timings")
 
     def __init__(self, name: str, timings: dict[str, float] | None = None,
                  attributes: Attributes | None = None, started: float | None = None,
@@ -90,6 +105,7 @@ class stage:
         self.name, self.timings, self.attributes, self.root = name, timings, attributes, root
         self.started = started
         self.ms = 0.0
+        self.ended = 0.0  # the perf_counter reading it ended at (the next stage's start)
         self._span: Any = None
         self._token: Any = None
         self._leaves: Any = None
@@ -107,7 +123,7 @@ class stage:
         from opentelemetry import context, trace
 
         assert self.started is not None
-        start = time.time_ns() - int((time.perf_counter() - self.started) * 1e9)
+        start = _wall(self.started)
         attributes = dict(self.attributes or {}) if self.root else _stage_attributes(
             self.name, self.attributes)
         self._span = _tracer.start_span(self.name, start_time=start, attributes=attributes)
@@ -130,8 +146,9 @@ class stage:
         assert self.started is not None
         if self._span is not None:  # its own bookkeeping inside its time, not between stages
             self._detach()
-        self.ms = (time.perf_counter() - self.started) * 1000
-        end = time.time_ns()
+        self.ended = time.perf_counter()
+        self.ms = (self.ended - self.started) * 1000
+        end = _wall(self.ended)
         if self.timings is not None:
             self.timings[self.name] = self.ms
         if self._span is not None:

@@ -86,8 +86,8 @@ class Searcher:
         rows (``fetch``). A text is read here (timed as analysis); a :class:`Question` an ask
         has read already is not read again."""
         timings: dict[str, float] = {}
-        timings["filter"] = telemetry.elapsed("filter", t0)
-        t1 = time.perf_counter()
+        # each stage starts where the last ended (telemetry.lap): together they are the search
+        timings["filter"], t1 = telemetry.lap("filter", t0)
         question = query if isinstance(query, Question) else self.read(query)
         text, plan, weights = question.text, question.plan, question.weights
         timings.update(plan.timings_ms)
@@ -95,38 +95,33 @@ class Searcher:
         if mode != "bm25":
             for model in sorted({m for p in view.parts if (m := p.embed_model)}):
                 self._warm(model)
-        timings["analyze"] = telemetry.elapsed("analyze", t1)
-        t2 = time.perf_counter()
+        timings["analyze"], t2 = telemetry.lap("analyze", t1)
         reranking = reranker not in (None, "none")
         depth = top
         if reranking:
             self._reranker(str(reranker))  # an unknown name is refused even with no hits
             depth = top * OVERFETCH_FACTOR
-        with telemetry.stage("rank"):  # a span only, over the legs and their fusion
+        with telemetry.stage("rank", started=t2) as rank:  # a span only: the legs, fusion
             ranked, notes = self._rank(view, text, weights, mode, depth, timings)
-        t_pin = time.perf_counter()
+        t_pin = rank.ended
         if k is None and plan.top_k is not None:  # retrieval time; one-off model loads excluded
             reduced = reduce_for_latency(plan.top_k, (time.perf_counter() - t2) * 1000,
                                          self.settings.search_budget_ms)
             top, k_reason, ranked = reduced.k, reduced.reason, ranked[: reduced.k]
         ranked, named = pin_named(text, ranked, lambda ids: self.named(view, text, ids))
-        telemetry.elapsed("pin", t_pin)  # a span only: the JSON's timings never had it
+        _, t_next = telemetry.lap("pin", t_pin)  # a span only: the JSON's timings never had it
         if reranking and len(ranked) > len(named):
-            t_rerank = time.perf_counter()
             ranked = self._rerank(view, text, ranked, top, str(reranker), len(named))
-            timings["rerank"] = telemetry.elapsed("rerank", t_rerank)
+            timings["rerank"], t_next = telemetry.lap("rerank", t_next)
         ranked = ranked[:top]
-        t_hop = time.perf_counter()
         hopped, hop_report = self.access.follow_citations(
             view, ranked, weights, self.settings) if ranked else ([], None)
-        hop_ms = telemetry.elapsed("expand", t_hop)  # span "expand" is timings' multi_hop
+        hop_ms, t3 = telemetry.lap("expand", t_next)  # span "expand" is timings' multi_hop
         if hop_report is not None:
             timings["multi_hop"] = hop_ms
             ranked = ranked + hopped
-        t3 = time.perf_counter()
         hits = self.fetch(view, ranked) if fetch else []
-        timings["fetch"] = telemetry.elapsed("fetch", t3, {"excerpt.hits": len(hits)})
-        t4 = time.perf_counter()
+        timings["fetch"], t4 = telemetry.lap("fetch", t3, {"excerpt.hits": len(hits)})
         analysis = {
             **_read(question, k_reason), "visible_nodes": view.visible,
             **({"named_nodes": named} if named else {}),
