@@ -11,10 +11,9 @@ llama-index-core is imported when :class:`ExcerptRetriever` is first asked for; 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-from excerpt.errors import DependencyError
+from excerpt.integrations._lazy import retriever
 
 if TYPE_CHECKING:
     from excerpt.integrations._llama_index import ExcerptRetriever
@@ -22,19 +21,12 @@ if TYPE_CHECKING:
 __all__ = ["ExcerptRetriever"]
 FRAMEWORK = ("llama_index", "pydantic")
 """The packages whose absence means the extra is not installed."""
-HINT = "pip install 'excerpt[llamaindex]'"
 
 
 def __getattr__(name: str) -> Any:
     if name != "ExcerptRetriever":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
-        implementation = importlib.import_module("excerpt.integrations._llama_index")
-    except ImportError as exc:
-        if not (exc.name or "").startswith(FRAMEWORK):
-            raise
-        raise DependencyError(f"the LlamaIndex retriever needs llama-index-core ({exc.name} is "
-                              f"missing); install it with: {HINT}") from exc
-    retriever: Any = implementation.ExcerptRetriever
-    globals()[name] = retriever  # later look-ups skip this function
-    return retriever
+    found = retriever("excerpt.integrations._llama_index", FRAMEWORK, "LlamaIndex",
+                      "llama-index-core", "llamaindex")
+    globals()[name] = found  # later look-ups skip this function
+    return found
