@@ -57,14 +57,16 @@ def described(violations: list[dict[str, Any]]) -> str:
 
 def looked_at(page: Any, folder: Path, name: str) -> None:
     """The view ``page`` shows now, at each of tests.browser's LOOKS (width and colour scheme):
-    a full-page screenshot saved into ``folder`` (and kept, tests.browser.keep), nothing
-    scrolling sideways, and no serious or critical axe violation. The view is not rebuilt per
+    the page's own theme following the scheme, a full-page screenshot saved into ``folder``
+    (and kept, tests.browser.keep), nothing scrolling sideways, and no serious or critical axe
+    violation. The view is not rebuilt per
     look: the page is resized and its colour scheme switched, as a reader's would be."""
     from tests.browser import LOOKS, keep, png_size
 
     for label, (width, scheme) in LOOKS.items():
         page.emulate_media(color_scheme=scheme)
         page.set_viewport_size({"width": width, "height": 900})
+        assert page.evaluate("getComputedStyle(document.documentElement).colorScheme") == scheme
         shot = folder / f"{name}-{label}.png"
         assert png_size(page.screenshot(path=str(shot), full_page=True))[0] == width
         keep(shot)
