@@ -20,29 +20,12 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 from tests.http import add_keys, excerpt_serve
+from tests.retriever_library import BOARD_ID, BOARD_QUERY, QUERY, ingest_books
 
 from excerpt import Engine, Principal
 from excerpt.errors import DependencyError, Forbidden, InputError, NotFoundError
 from excerpt.integrations._documents import place
 from excerpt.integrations.langchain import ExcerptRetriever
-
-QUERY = "Lord Henry on influence"
-BOARD_QUERY = "board minutes on the secret merger"
-BOARD_ID = "minutes.md:0000"
-
-
-def ingest_books(home: Path, books: Path) -> Engine:
-    """Dorian Gray (BM25 only: seconds, not a minute of embedding) and the board's minutes,
-    tagged ``board``, in collection ``books``."""
-    engine = Engine(home)
-    engine.ingest(books, collection="books", embedder="none")
-    minutes = home.parent / "minutes"
-    minutes.mkdir()
-    (minutes / "minutes.md").write_text(
-        "# Board minutes\n\nThe board discussed the secret merger; Lord Henry's influence "
-        "on the board minutes was noted.\n", encoding="utf-8")
-    engine.ingest(minutes, collection="books", acl_tags=["board"], embedder="none")
-    return engine
 
 
 @pytest.fixture(scope="module")

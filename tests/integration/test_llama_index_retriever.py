@@ -18,30 +18,18 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, NodeWithScore
 from tests.http import add_keys, excerpt_serve
+from tests.retriever_library import BOARD_ID, BOARD_QUERY, QUERY, ingest_books
 
 from excerpt import Engine, Filters, Principal
 from excerpt.errors import DependencyError, Forbidden, InputError
 from excerpt.integrations.llama_index import ExcerptRetriever
 
-QUERY = "Lord Henry on influence"
-BOARD_QUERY = "board minutes on the secret merger"
-BOARD_ID = "minutes.md:0000"
-
 
 @pytest.fixture(scope="module")
 def library(shared_data: Callable[..., Path],
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    """Dorian Gray (BM25 only) and the board's minutes, tagged ``board``, in ``books``."""
-    home = tmp_path_factory.mktemp("llama") / "home"
-    engine = Engine(home)
-    engine.ingest(shared_data("books", "pg174_dorian_gray.txt"), collection="books",
-                  embedder="none")
-    minutes = home.parent / "minutes"
-    minutes.mkdir()
-    (minutes / "minutes.md").write_text(
-        "# Board minutes\n\nThe board discussed the secret merger; Lord Henry's influence "
-        "on the board minutes was noted.\n", encoding="utf-8")
-    engine.ingest(minutes, collection="books", acl_tags=["board"], embedder="none")
+    engine = ingest_books(tmp_path_factory.mktemp("llama") / "home",
+                          shared_data("books", "pg174_dorian_gray.txt"))
     yield engine
     engine.close()
 
