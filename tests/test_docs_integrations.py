@@ -7,7 +7,6 @@ to do."""
 
 from __future__ import annotations
 
-import doctest
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.http import add_keys, excerpt_serve
-from tests.test_docs_python import _FLAGS, Page, _workspace, examples
+from tests.test_docs_python import Page, _workspace, examples, printed_as_shown
 
 PAGE = "docs/integrations.md"
 
@@ -58,15 +57,7 @@ INDEXES = range(len(examples(PAGE)))
 
 @pytest.mark.parametrize("index", INDEXES, ids=[f"{PAGE}:{e.line}" for e in examples(PAGE)])
 def test_example_runs_and_prints_what_the_page_shows(page: ServedPage, index: int) -> None:
-    example = page.examples[index]
-    got = page.output(index)
-    if example.want is None:
-        return
-    checker = doctest.OutputChecker()
-    if not checker.check_output(example.want, got, _FLAGS):
-        shown = doctest.Example(example.code, example.want)
-        pytest.fail(f"{PAGE} line {example.line} printed something else:\n"
-                    + checker.output_difference(shown, got, _FLAGS))
+    printed_as_shown(PAGE, page.examples[index], page.output(index))
 
 
 def test_the_page_shows_both_frameworks_local_and_served() -> None:

@@ -126,8 +126,12 @@ CASES = [(page, index) for page in PAGES for index in range(len(examples(page)))
                          ids=[f"{p}:{examples(p)[i].line}" for p, i in CASES])
 def test_example_runs_and_prints_what_the_page_shows(
         pages: dict[str, Page], page: str, index: int) -> None:
-    example = pages[page].examples[index]
-    got = pages[page].output(index)
+    printed_as_shown(page, pages[page].examples[index], pages[page].output(index))
+
+
+def printed_as_shown(page: str, example: Example, got: str) -> None:
+    """Fails the test when ``example`` of ``page`` printed ``got`` and the page shows other
+    output (doctest's comparison, with this module's flags); an example showing none passes."""
     if example.want is None:
         return
     checker = doctest.OutputChecker()
