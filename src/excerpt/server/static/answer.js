@@ -16,7 +16,7 @@ import { isCurrent } from "./requests.js";
 
 const CITE = /(\[\d+\])/;
 
-export function sentences(paragraph) {
+function sentences(paragraph) {
   // "A. [1] B. [2] [3] C. [4]" -> ["A. [1]", "B. [2] [3]", "C. [4]"]: each sentence of an
   // answer ends with the citation of the quote it comes from (the composer's, and a model's
   // after the check)
@@ -37,7 +37,7 @@ function cited(el, sentence, turn) {
   return el;
 }
 
-export function readerSaid(reader) {
+function readerSaid(reader) {
   // Who wrote the answer, in a sentence: the quotes, a model whose sentences were checked, or
   // the quotes because the model's answer was dropped (and why).
   if (!reader || reader.name === "extractive") return "Answered from quotes";

@@ -19,7 +19,7 @@ function passageParams() {
   return params.get("id") && params.get("collection") ? params : null;
 }
 
-export function closePassageLink() {
+function closePassageLink() {
   if (location.hash) history.replaceState(null, "", location.pathname + location.search);
 }
 

@@ -10,7 +10,7 @@ import { part } from "./conversation.js";
 
 const GLIMPSE = 160; // characters of a passage's text start shown
 
-export function glimpse(s, more) {
+function glimpse(s, more) {
   const flat = s.replace(/\s+/g, " ").trim();
   if (flat.length <= GLIMPSE) return flat + (more ? "…" : "");
   const cut = flat.slice(0, GLIMPSE);

@@ -14,7 +14,7 @@ import { useFilters } from "./filters.js";
 
 const SETTINGS = ["collection", "snapshot", "snapshot_set", "mode", "reader"];
 
-export function answerText(result) {
+function answerText(result) {
   // the answer as it reads, then its sources: "[1] The Picture of Dorian Gray · chapter 2: “…”"
   const byN = new Map(result.citations.map((c) => [c.n, c]));
   const sources = result.quotes.map((q) => {
@@ -24,7 +24,7 @@ export function answerText(result) {
   return sources.length ? `${result.answer}\n\nSources:\n${sources.join("\n")}` : result.answer;
 }
 
-export function shareLink(question, sent) {
+function shareLink(question, sent) {
   const params = new URLSearchParams({ q: question });
   SETTINGS.forEach((name) => { if (sent[name]) params.set(name, sent[name]); });
   if (sent.doc_limit) params.set("k", String(sent.doc_limit));
